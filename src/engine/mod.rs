@@ -1,0 +1,1 @@
+//! The dedup engine (in progress).

@@ -1,0 +1,4 @@
+//! Owned component model. In progress.
+
+/// Components.
+pub struct Components;

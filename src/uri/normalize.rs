@@ -1,0 +1,5 @@
+//! Normalization (STUB interface, to be completed).
+
+/// Normalization settings.
+#[derive(Clone, Debug, Default)]
+pub struct Normalizer {}

@@ -1,0 +1,1 @@
+//! Percent-encoding helpers (§2.1).

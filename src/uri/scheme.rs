@@ -1,0 +1,1 @@
+//! Known schemes (STUB, to be completed).
