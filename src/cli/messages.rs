@@ -1,0 +1,43 @@
+//! Exit codes and the `urikey: ` error prefix.
+
+use std::io;
+use std::process::ExitCode;
+
+/// Named exit codes (see the README's exit-code table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// Everything went fine (a closed output pipe counts as fine).
+    Ok = 0,
+    /// The run finished, but some lines were invalid and the user asked
+    /// for that to be an error (`--on-invalid fail`, `--fail-on-invalid`).
+    InvalidLines = 1,
+    /// A usage or I/O error: the output is not complete.
+    Error = 2,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> Self {
+        ExitCode::from(e as u8)
+    }
+}
+
+/// True when `err` (or its cause chain) is a broken pipe.
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|c| {
+        c.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Maps a command's result to the process exit code, printing errors as
+/// `urikey: <message>: <cause>`.
+pub fn finish(result: anyhow::Result<Exit>) -> ExitCode {
+    match result {
+        Ok(code) => code.into(),
+        Err(err) if is_broken_pipe(&err) => Exit::Ok.into(),
+        Err(err) => {
+            eprintln!("urikey: {err:#}");
+            Exit::Error.into()
+        }
+    }
+}
