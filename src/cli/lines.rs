@@ -30,8 +30,11 @@ pub fn for_each_line(
     mut each: impl FnMut(&Line<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     let stdin_path = PathBuf::from("-");
-    let inputs: Vec<&PathBuf> =
-        if files.is_empty() { vec![&stdin_path] } else { files.iter().collect() };
+    let inputs: Vec<&PathBuf> = if files.is_empty() {
+        vec![&stdin_path]
+    } else {
+        files.iter().collect()
+    };
     let mut number = 0u64;
     let mut buf = Vec::new();
     for path in inputs {
@@ -58,7 +61,12 @@ pub fn for_each_line(
             let start = offset + (n - bytes.len()) as u64;
             bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
             bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-            each(&Line { number, offset: start, source: path, bytes })?;
+            each(&Line {
+                number,
+                offset: start,
+                source: path,
+                bytes,
+            })?;
             offset += n as u64;
         }
     }

@@ -13,6 +13,9 @@ pub struct NormalizeOpts {
 impl NormalizeOpts {
     /// The canonicalizer and the key format these options describe.
     pub fn build(&self) -> anyhow::Result<(Canonicalizer, KeyFormat)> {
-        Ok((Canonicalizer::default().with_lenient(self.lenient), KeyFormat::Uri))
+        Ok((
+            Canonicalizer::default().with_lenient(self.lenient),
+            KeyFormat::Uri,
+        ))
     }
 }

@@ -32,7 +32,10 @@ pub struct Canonicalizer {
 impl Canonicalizer {
     /// A canonicalizer with the given normalizer.
     pub fn new(normalizer: Normalizer) -> Self {
-        Self { normalizer, lenient: false }
+        Self {
+            normalizer,
+            lenient: false,
+        }
     }
 
     /// Map dirty input the RFC 3987 §3.1 way before parsing.
