@@ -121,7 +121,7 @@ fn parse_error_positions() {
     fail("http://h/%4", 9, K::InvalidPercentEncoding);
     fail("http://h/?a b", 11, K::InvalidQuery);
     fail("http://h/#a#b", 11, K::InvalidFragment);
-    fail("http://[::1/", 12, K::UnclosedIpLiteral);
+    fail("http://[::1/", 11, K::UnclosedIpLiteral);
     fail("http://[::g]/", 10, K::InvalidIpv6);
     fail("http://[v.x]/", 9, K::InvalidIpvFuture);
     fail("http://[::1]x/", 12, K::InvalidHost);
