@@ -1,0 +1,112 @@
+//! Shared helpers for the integration tests: the third-party conformance
+//! vectors (read in place, never copied) and the known-deviations list.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+/// The conformance directory: `$URIKEY_CONFORMANCE_DIR`, or
+/// `../shared/conformance` beside the repository. `None` (with a note on
+/// stderr) when it is missing outside CI; a panic when it is missing in CI.
+pub fn conformance_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("URIKEY_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("shared")
+                .join("conformance")
+        });
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "conformance directory {} is missing (required when CI is set)",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "note: conformance directory {} not found; skipping",
+        dir.display()
+    );
+    None
+}
+
+/// Reads one JSON Lines file of the conformance directory.
+pub fn load(name: &str) -> Option<Vec<serde_json::Value>> {
+    let path = conformance_dir()?.join(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let cases: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: bad JSON line {l}: {e}"))
+        })
+        .collect();
+    assert!(!cases.is_empty(), "{name} has no cases");
+    Some(cases)
+}
+
+/// A string field of a case, `None` for JSON null or a missing key.
+pub fn field<'a>(case: &'a serde_json::Value, key: &str) -> Option<&'a str> {
+    case.get(key).and_then(serde_json::Value::as_str)
+}
+
+/// `tests/data/known-deviations.txt`: lines `file<TAB>case<TAB>reason`,
+/// where `case` is the input (or `base<SPACE>reference` for resolution).
+pub struct KnownDeviations {
+    file: &'static str,
+    cases: BTreeSet<String>,
+}
+
+impl KnownDeviations {
+    /// The deviations listed for conformance file `file`.
+    pub fn for_file(file: &'static str) -> Self {
+        let text = include_str!("../data/known-deviations.txt");
+        let cases = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .filter_map(|l| {
+                let mut cols = l.splitn(3, '\t');
+                let (f, case) = (cols.next()?, cols.next()?);
+                (f == file).then(|| case.to_owned())
+            })
+            .collect();
+        Self { file, cases }
+    }
+
+    /// Checks one outcome: a listed case must fail, any other must pass.
+    /// Returns a failure description, or `None` when the outcome is expected.
+    pub fn check(
+        &self,
+        case: &str,
+        passed: bool,
+        detail: impl FnOnce() -> String,
+    ) -> Option<String> {
+        match (self.cases.contains(case), passed) {
+            (false, true) | (true, false) => None,
+            (false, false) => Some(format!("{}: {case:?}: {}", self.file, detail())),
+            (true, true) => Some(format!(
+                "{}: {case:?} is listed in known-deviations.txt but now passes: remove it",
+                self.file
+            )),
+        }
+    }
+}
+
+/// Panics with every failure, one per line, if there are any.
+pub fn assert_no_failures(what: &str, total: usize, failures: &[String]) {
+    eprintln!(
+        "{what}: {} of {total} cases as expected",
+        total - failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{what}: {} unexpected results:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
