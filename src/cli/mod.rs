@@ -3,6 +3,7 @@
 //! outputs, and maps results to exit codes.
 
 mod dedup;
+mod json;
 mod lines;
 mod messages;
 mod normalize;
