@@ -44,7 +44,11 @@ pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
-fn write_json(out: &mut String, input: &[u8], parsed: &Result<UriRef<'_>, urikey::uri::ParseError>) {
+fn write_json(
+    out: &mut String,
+    input: &[u8],
+    parsed: &Result<UriRef<'_>, urikey::uri::ParseError>,
+) {
     out.push_str("{\"input\":");
     // JSON strings are Unicode: invalid UTF-8 bytes show as U+FFFD.
     json::push_str(out, &String::from_utf8_lossy(input));

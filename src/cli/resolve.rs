@@ -25,8 +25,13 @@ pub struct ResolveArgs {
 
 /// Runs `urikey resolve`.
 pub fn run(args: ResolveArgs) -> anyhow::Result<Exit> {
-    let base = UriRef::parse(&args.base).with_context(|| format!("invalid --base {:?}", args.base))?;
-    anyhow::ensure!(!base.is_relative(), "invalid --base {:?}: a base URI needs a scheme", args.base);
+    let base =
+        UriRef::parse(&args.base).with_context(|| format!("invalid --base {:?}", args.base))?;
+    anyhow::ensure!(
+        !base.is_relative(),
+        "invalid --base {:?}: a base URI needs a scheme",
+        args.base
+    );
     let resolver = Resolver::new().non_strict(args.non_strict);
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut target = String::new();
