@@ -8,6 +8,25 @@ use common::{assert_no_failures, field, load, KnownDeviations};
 use urikey::uri::{pct, resolve, Components, UriRef};
 
 #[test]
+fn conformance_fast_parser_agrees_with_precise_parser() {
+    use urikey::uri::__private::{parse_fast, parse_precise};
+    for file in ["parse.jsonl", "invalid.jsonl"] {
+        let Some(cases) = load(file) else { return };
+        for case in &cases {
+            let input = field(case, "input").expect("input").as_bytes();
+            if let Some(fast) = parse_fast(input) {
+                assert_eq!(
+                    Ok(fast),
+                    parse_precise(input),
+                    "{file}: {:?}",
+                    case["input"]
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn conformance_parse_components_and_recomposition() {
     let Some(cases) = load("parse.jsonl") else {
         return;

@@ -289,3 +289,37 @@ fn cases() -> u32 {
         .and_then(|v| v.parse().ok())
         .unwrap_or(256)
 }
+
+/// The fast parser, when it answers, agrees with the precise one.
+fn check_fast_agrees(bytes: &[u8]) -> Result<(), TestCaseError> {
+    use urikey::uri::__private::{parse_fast, parse_precise};
+    if let Some(fast) = parse_fast(bytes) {
+        prop_assert_eq!(
+            Ok(fast),
+            parse_precise(bytes),
+            "{:?}",
+            String::from_utf8_lossy(bytes)
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    #[test]
+    fn prop_fast_parser_agrees_with_precise_parser(
+        g in uri_reference(),
+        at in any::<prop::sample::Index>(),
+        byte in prop::sample::select(b":/?#[]@%.x1 \x7f".to_vec()),
+    ) {
+        check_fast_agrees(g.text.as_bytes())?;
+        // One byte inserted, and one byte removed, somewhere in a valid reference.
+        let mut bytes = g.text.into_bytes();
+        let i = at.index(bytes.len() + 1);
+        bytes.insert(i, byte);
+        check_fast_agrees(&bytes)?;
+        bytes.remove(at.index(bytes.len()));
+        check_fast_agrees(&bytes)?;
+    }
+}

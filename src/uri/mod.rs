@@ -190,3 +190,37 @@ impl core::fmt::Display for UriRef<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// Test support: the fast single-pass parser and the precise reference
+/// parser on their own, so tests can check that they agree.
+#[doc(hidden)]
+pub mod __private {
+    /// Component offsets as a comparable tuple, or the error.
+    pub type Outcome = Result<[u32; 11], super::ParseError>;
+
+    fn flat(m: super::Meta) -> [u32; 11] {
+        [
+            m.scheme_end,
+            m.userinfo_end,
+            m.host_start,
+            m.host_end,
+            m.port_start,
+            m.authority_end,
+            m.path_start,
+            m.path_end,
+            m.query_end,
+            m.fragment_start,
+            m.host_kind as u32,
+        ]
+    }
+
+    /// The fast parser's answer, `None` when it defers to the precise one.
+    pub fn parse_fast(s: &[u8]) -> Option<[u32; 11]> {
+        super::parse::parse_fast(s).map(flat)
+    }
+
+    /// The precise parser's answer.
+    pub fn parse_precise(s: &[u8]) -> Outcome {
+        super::parse::parse_precise(s).map(flat)
+    }
+}

@@ -6,6 +6,14 @@
 //! raised at the first byte that cannot belong to the component being read
 //! (or at the end of the input when something is missing there).
 //!
+//! Two parsers share this file. [`parse_fast`] makes one pass over the
+//! bytes for the common shapes and gives up (`None`) on anything unusual:
+//! an IP-literal, or any byte it cannot place. [`parse_precise`] is the
+//! readable reference implementation; it handles every input and computes
+//! the exact error. [`parse`] tries the first and falls back to the second,
+//! so the fast path only has to be right when it says yes; tests check that
+//! the two agree on every input they see.
+//!
 //! The component boundaries follow the Appendix B reading of the grammar:
 //! the scheme ends at the first `:` that comes before any `/`, `?` or `#`;
 //! an authority follows `//` and ends at the next `/`, `?`, `#` or the end;
@@ -14,11 +22,130 @@
 
 use super::error::{ParseError, ParseErrorKind as K};
 use super::host;
-use super::meta::{HostKind, Meta};
-use super::table::{self, FRAGMENT, HEXDIG, PATH, QUERY, REG_NAME, USERINFO};
+use super::meta::{self, HostKind, Meta};
+use super::table::{self, FRAGMENT, HEXDIG, PATH, PCHAR, QUERY, REG_NAME, USERINFO};
 
 /// Parses `s` as a URI-reference and returns the component offsets.
+#[inline]
 pub(crate) fn parse(s: &[u8]) -> Result<Meta, ParseError> {
+    match parse_fast(s) {
+        Some(m) => Ok(m),
+        None => parse_precise(s),
+    }
+}
+
+/// One pass over `s` for the common shapes: an optional scheme, an optional
+/// authority with a reg-name or IPv4 host, then path, query and fragment.
+/// Returns `None` for an IP-literal and for any invalid input.
+#[inline]
+pub(crate) fn parse_fast(s: &[u8]) -> Option<Meta> {
+    let len = s.len();
+    if len >= u32::MAX as usize {
+        return None;
+    }
+    let mut m = Meta::empty(len as u32);
+    let mut i = 0;
+    if s.first().is_some_and(u8::is_ascii_alphabetic) {
+        let j = skip_plain(s, 1, table::SCHEME_CHAR);
+        if s.get(j) == Some(&b':') {
+            m.scheme_end = j as u32;
+            i = j + 1;
+        }
+    }
+
+    if s.get(i) == Some(&b'/') && s.get(i + 1) == Some(&b'/') {
+        let start = i + 2;
+        let mut host_start = start;
+        // Userinfo bytes are a superset of reg-name and port bytes.
+        let mut j = skip(s, start, USERINFO);
+        if s.get(j) == Some(&b'@') {
+            m.userinfo_end = j as u32;
+            host_start = j + 1;
+            j = skip(s, host_start, USERINFO);
+        }
+        if j < len && !matches!(s[j], b'/' | b'?' | b'#') {
+            return None; // an IP-literal, or an error
+        }
+        let host_port = &s[host_start..j];
+        let host_end = match memchr::memchr(b':', host_port) {
+            Some(c) => {
+                let port = host_start + c + 1;
+                if !s[port..j].iter().all(u8::is_ascii_digit) {
+                    return None;
+                }
+                m.port_start = port as u32;
+                host_start + c
+            }
+            None => j,
+        };
+        let host = &s[host_start..host_end];
+        m.host_kind =
+            if host.first().is_some_and(u8::is_ascii_digit) && host::parse_ipv4(host).is_some() {
+                HostKind::Ipv4
+            } else {
+                HostKind::RegName
+            };
+        m.host_start = host_start as u32;
+        m.host_end = host_end as u32;
+        m.authority_end = j as u32;
+        i = j;
+    } else if m.scheme_end == meta::NONE {
+        // path-noscheme: the first segment of a relative path has no ':'.
+        let j = skip(s, i, PCHAR & !table::COLON);
+        if s.get(j) == Some(&b':') {
+            return None;
+        }
+    }
+
+    m.path_start = i as u32;
+    let mut j = skip(s, i, PATH);
+    m.path_end = j as u32;
+    if s.get(j) == Some(&b'?') {
+        j = skip(s, j + 1, QUERY);
+        m.query_end = j as u32;
+    }
+    if s.get(j) == Some(&b'#') {
+        m.fragment_start = (j + 1) as u32;
+        j = skip(s, j + 1, FRAGMENT);
+    }
+    if j != len {
+        return None;
+    }
+    m.debug_check();
+    Some(m)
+}
+
+/// Advances from `i` over bytes of `mask` and valid `pct-encoded` triplets.
+#[inline(always)]
+fn skip(s: &[u8], mut i: usize, mask: u8) -> usize {
+    while i < s.len() {
+        let b = s[i];
+        if table::is(b, mask) {
+            i += 1;
+        } else if b == b'%'
+            && i + 2 < s.len()
+            && table::is(s[i + 1], HEXDIG)
+            && table::is(s[i + 2], HEXDIG)
+        {
+            i += 3;
+        } else {
+            break;
+        }
+    }
+    i
+}
+
+/// Advances from `i` over bytes of `mask` (no percent-encoding).
+#[inline(always)]
+fn skip_plain(s: &[u8], mut i: usize, mask: u8) -> usize {
+    while i < s.len() && table::is(s[i], mask) {
+        i += 1;
+    }
+    i
+}
+
+/// The reference parser: handles every input and finds the exact error.
+pub(crate) fn parse_precise(s: &[u8]) -> Result<Meta, ParseError> {
     if s.len() >= u32::MAX as usize {
         return Err(ParseError::new(0, K::TooLong));
     }
