@@ -1,0 +1,103 @@
+//! The per-line commands `urikey parse` and `urikey resolve`, run as a user
+//! would run them.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn urikey() -> Command {
+    Command::cargo_bin("urikey").expect("binary")
+}
+
+#[test]
+fn cli_parse_json_fields() {
+    let out = urikey()
+        .args(["parse", "--json"])
+        .write_stdin("http://u@[::1]:080/p?q#f\nfile:///x\nhttp://h?\n")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    let first = &lines[0];
+    assert_eq!(first["input"], "http://u@[::1]:080/p?q#f");
+    assert_eq!(first["valid"], true);
+    assert_eq!(first["scheme"], "http");
+    assert_eq!(first["userinfo"], "u");
+    assert_eq!(first["host"], "[::1]");
+    assert_eq!(first["port"], "080");
+    assert_eq!(first["path"], "/p");
+    assert_eq!(first["query"], "q");
+    assert_eq!(first["fragment"], "f");
+    assert_eq!(first["host_type"], "ipv6");
+    assert_eq!(lines[1]["host"], "");
+    assert_eq!(lines[1]["query"], serde_json::Value::Null);
+    assert_eq!(lines[2]["query"], "");
+    assert_eq!(lines[2]["path"], "");
+}
+
+#[test]
+fn cli_parse_invalid_line_is_reported_and_run_goes_on() {
+    urikey()
+        .args(["parse", "--json"])
+        .write_stdin("http://ok/\nhttp://h/a b\nhttp://ok2/\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            r#"{"input":"http://h/a b","valid":false,"error":{"index":10,"kind":"invalid character in path"}}"#,
+        ))
+        .stdout(predicate::str::contains("http://ok2/"))
+        .stderr("urikey: -:2: byte 21: invalid character in path\n");
+}
+
+#[test]
+fn cli_parse_text_view_keeps_lines_aligned() {
+    urikey()
+        .arg("parse")
+        .write_stdin("bad uri\r\nurn:a:b\n")
+        .assert()
+        .success()
+        .stdout("\nscheme=\"urn\" userinfo=- host=- port=- path=\"a:b\" query=- fragment=-\n");
+}
+
+#[test]
+fn cli_resolve_against_base() {
+    urikey()
+        .args(["resolve", "--base", "http://a/b/c/d;p?q"])
+        .write_stdin("../g\n\n#s\nhttp:g\nbad ref\n//g\n")
+        .assert()
+        .success()
+        .stdout("http://a/b/g\nhttp://a/b/c/d;p?q\nhttp://a/b/c/d;p?q#s\nhttp:g\n\nhttp://g\n")
+        .stderr(predicate::str::contains("-:5: byte"));
+}
+
+#[test]
+fn cli_resolve_non_strict() {
+    urikey()
+        .args(["resolve", "--non-strict", "--base", "http://a/b/c/d;p?q"])
+        .write_stdin("http:g\n")
+        .assert()
+        .success()
+        .stdout("http://a/b/c/g\n");
+}
+
+#[test]
+fn cli_resolve_rejects_relative_base() {
+    urikey()
+        .args(["resolve", "--base", "/relative"])
+        .write_stdin("g\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("needs a scheme"));
+}
+
+#[test]
+fn cli_missing_input_names_the_path() {
+    urikey()
+        .args(["parse", "no/such/file.txt"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no/such/file.txt"));
+}
