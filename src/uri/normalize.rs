@@ -606,17 +606,27 @@ impl Writer<'_> {
             }
             self.out.truncate(w);
         }
-        if f.has(Flag::RemoveDirectoryIndex) {
-            let last = last_segment_start(self.out, start);
-            if is_directory_index(&self.out[last..]) {
-                self.out.truncate(last);
+        // Removing an index page can expose a trailing slash and removing a
+        // trailing slash can expose an index page: repeat to a fixed point,
+        // so that the result is idempotent. Each round shortens the path.
+        loop {
+            let len = self.out.len();
+            if f.has(Flag::RemoveDirectoryIndex) {
+                let last = last_segment_start(self.out, start);
+                if is_directory_index(&self.out[last..]) {
+                    self.out.truncate(last);
+                }
+            }
+            if f.has(Flag::RemoveTrailingSlash) {
+                while self.out.len() > start + 1 && self.out.last() == Some(&b'/') {
+                    self.out.pop();
+                }
+            }
+            if self.out.len() == len {
+                break;
             }
         }
-        if f.has(Flag::RemoveTrailingSlash) {
-            while self.out.len() > start + 1 && self.out.last() == Some(&b'/') {
-                self.out.pop();
-            }
-        } else if f.has(Flag::AddTrailingSlash) {
+        if !f.has(Flag::RemoveTrailingSlash) && f.has(Flag::AddTrailingSlash) {
             let last = last_segment_start(self.out, start);
             let seg = &self.out[last..];
             if !seg.is_empty() && !seg.contains(&b'.') {
