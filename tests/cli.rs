@@ -18,8 +18,11 @@ fn cli_parse_json_fields() {
         .get_output()
         .stdout
         .clone();
-    let lines: Vec<serde_json::Value> =
-        String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 3);
     let first = &lines[0];
     assert_eq!(first["input"], "http://u@[::1]:080/p?q#f");

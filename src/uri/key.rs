@@ -1,76 +1,404 @@
-//! Canonical keys (STUB interface, to be completed by the normalization work).
+//! Canonical keys: one line in, its normalized URI (or SURT, or hash) out.
+//!
+//! [`Canonicalizer::uri_key`] is the hot function of the dedup engine. Most
+//! crawl URLs are already canonical, so it first tries a one-pass check
+//! ([`fast_canonical`]) for the common `http(s)://host[:port]/path?query#frag`
+//! shape; when that proves the input canonical, the input itself is the key
+//! (borrowed, no copy, no parse). Otherwise the strict parser and the
+//! [`Normalizer`] write the key into the reused [`KeyScratch`]; if the result
+//! equals the input, the input is returned all the same.
+//!
+//! ```
+//! use urikey::uri::key::{Canonicalizer, KeyFormat, KeyScratch};
+//! let c = Canonicalizer::default();
+//! let mut scratch = KeyScratch::default();
+//! let key = c.uri_key(b"HTTP://Example.com:80", &mut scratch)?.to_vec();
+//! assert_eq!(key, b"http://example.com/");
+//! let mut out = Vec::new();
+//! c.write_key(&key, KeyFormat::Surt, &mut out);
+//! assert_eq!(out, b"com,example)/");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use super::error::ParseError;
-use super::normalize::Normalizer;
+use super::lenient::{self, LenientScratch};
+use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
+use super::surt;
+use super::table::{self, PCHAR, QUERY};
 use super::UriRef;
 
 /// How a canonical key is written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
 pub enum KeyFormat {
     /// The normalized URI string.
     #[default]
     Uri,
-    /// Sort-friendly URI Reordering Transform.
+    /// Our Sort-friendly URI Reordering Transform (see [`surt`]).
     Surt,
-    /// 128-bit fingerprint of the `uri` key, in hex.
+    /// 32 lower-case hex digits of [`fingerprint`] of the `uri` key.
     Hash,
 }
 
-/// Reusable buffers for [`Canonicalizer::uri_key`].
+impl KeyFormat {
+    /// The format's name (`uri`, `surt`, `hash`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            KeyFormat::Uri => "uri",
+            KeyFormat::Surt => "surt",
+            KeyFormat::Hash => "hash",
+        }
+    }
+}
+
+/// Reusable buffers for [`Canonicalizer::uri_key`]; keep one per thread.
 #[derive(Default, Debug)]
 pub struct KeyScratch {
     out: Vec<u8>,
+    norm: NormalizeScratch,
+    lenient: LenientScratch,
 }
 
-/// Turns lines into canonical keys.
-#[derive(Clone, Debug, Default)]
+/// Flags the fast path can vouch for: for inputs it accepts, none of them
+/// changes anything. The opt-in crawl flags are not among them.
+const FAST_SAFE: Flags = Flags::of(&[
+    Flag::LowercaseScheme,
+    Flag::LowercaseHost,
+    Flag::UppercaseEscapes,
+    Flag::DecodeUnreserved,
+    Flag::RemoveDotSegments,
+    Flag::RemoveEmptyPort,
+    Flag::RemoveDefaultPort,
+    Flag::EmptyPathSlash,
+    Flag::RemoveFragment,
+    Flag::Ipv6Canonical,
+    Flag::Ipv4Canonical,
+    Flag::Idna,
+    Flag::RemoveTrailingHostDot,
+    Flag::RemoveEmptyQuery,
+]);
+
+/// What the fast path must know about the flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct FastPath {
+    enabled: bool,
+    remove_fragment: bool,
+    remove_empty_query: bool,
+}
+
+/// Turns lines into canonical keys. `Default` is profile `rfc`, strict.
+#[derive(Clone, Debug)]
 pub struct Canonicalizer {
     normalizer: Normalizer,
     lenient: bool,
+    fast: FastPath,
+    identity: bool,
+}
+
+impl Default for Canonicalizer {
+    fn default() -> Self {
+        Self::new(Normalizer::default())
+    }
 }
 
 impl Canonicalizer {
     /// A canonicalizer with the given normalizer.
     pub fn new(normalizer: Normalizer) -> Self {
+        let flags = normalizer.flags();
+        let fast = FastPath {
+            enabled: flags.is_subset(FAST_SAFE),
+            remove_fragment: flags.has(Flag::RemoveFragment),
+            remove_empty_query: flags.has(Flag::RemoveEmptyQuery),
+        };
         Self {
+            identity: flags.is_empty(),
             normalizer,
             lenient: false,
+            fast,
         }
     }
 
-    /// Map dirty input the RFC 3987 §3.1 way before parsing.
+    /// Map dirty input the RFC 3987 §3.1 way before parsing (see
+    /// [`lenient`](super::lenient)).
     pub fn with_lenient(mut self, lenient: bool) -> Self {
         self.lenient = lenient;
         self
     }
 
-    /// The canonical `uri` key of one line (without its newline).
+    /// The normalizer.
+    pub fn normalizer(&self) -> &Normalizer {
+        &self.normalizer
+    }
+
+    /// Is lenient input on?
+    pub fn is_lenient(&self) -> bool {
+        self.lenient
+    }
+
+    /// The canonical `uri` key of one line (without its newline): `input`
+    /// itself when it is already canonical, else a slice of `scratch`.
     ///
     /// # Errors
-    /// The parse error, with an offset into `input`.
+    /// The parse error, with an offset into `input` (also in lenient mode).
+    #[inline]
     pub fn uri_key<'a>(
         &self,
         input: &'a [u8],
         scratch: &'a mut KeyScratch,
     ) -> Result<&'a [u8], ParseError> {
-        let _ = (&self.normalizer, self.lenient, &mut scratch.out);
-        UriRef::parse_bytes(input)?;
-        Ok(input)
+        if self.fast.enabled
+            && fast_canonical(
+                input,
+                self.fast.remove_fragment,
+                self.fast.remove_empty_query,
+            )
+        {
+            return Ok(input);
+        }
+        self.uri_key_slow(input, scratch)
+    }
+
+    /// [`uri_key`](Self::uri_key) without the fast path, for tests that
+    /// check both paths agree.
+    #[doc(hidden)]
+    pub fn uri_key_slow<'a>(
+        &self,
+        input: &'a [u8],
+        scratch: &'a mut KeyScratch,
+    ) -> Result<&'a [u8], ParseError> {
+        let KeyScratch {
+            out,
+            norm,
+            lenient: lenient_scratch,
+        } = scratch;
+        if self.lenient && lenient::map(input, lenient_scratch) {
+            let mapped: &'a LenientScratch = lenient_scratch;
+            return self
+                .normalize(mapped.mapped(), out, norm)
+                .map_err(|e| ParseError::new(mapped.origin(e.index()), e.kind()));
+        }
+        self.normalize(input, out, norm)
+    }
+
+    fn normalize<'a>(
+        &self,
+        input: &'a [u8],
+        out: &'a mut Vec<u8>,
+        norm: &mut NormalizeScratch,
+    ) -> Result<&'a [u8], ParseError> {
+        let u = UriRef::parse_bytes(input)?;
+        if self.identity {
+            return Ok(input);
+        }
+        out.clear();
+        self.normalizer.normalize_with(&u, out, norm);
+        if out.as_slice() == input {
+            Ok(input)
+        } else {
+            Ok(out)
+        }
     }
 
     /// Appends `uri_key` written in `format` to `out`.
     pub fn write_key(&self, uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
-        match format {
-            KeyFormat::Hash => {
-                let h = fingerprint(uri_key);
-                out.extend_from_slice(format!("{h:032x}").as_bytes());
+        write_key(uri_key, format, out);
+    }
+}
+
+/// Appends `uri_key` (a key made by [`Canonicalizer::uri_key`]) written in
+/// `format` to `out`.
+pub fn write_key(uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
+    match format {
+        KeyFormat::Uri => out.extend_from_slice(uri_key),
+        KeyFormat::Surt => surt::write_surt(uri_key, out),
+        KeyFormat::Hash => {
+            let h = fingerprint(uri_key);
+            for shift in (0..32).rev() {
+                out.push(b"0123456789abcdef"[((h >> (shift * 4)) & 0xf) as usize]);
             }
-            _ => out.extend_from_slice(uri_key),
         }
     }
 }
 
-/// The stable 128-bit fingerprint of a key (XXH3-128, seed 0).
+/// The stable 128-bit fingerprint of a key (XXH3-128, seed 0). Stable
+/// across releases: stored fingerprints stay valid.
 pub fn fingerprint(key: &[u8]) -> u128 {
     xxhash_rust::xxh3::xxh3_128(key)
+}
+
+/// Byte classes of the fast path.
+const F_HOST: u8 = 1; // a-z 0-9 - . _ ~
+const F_UPHEX: u8 = 2; // 0-9 A-F
+
+const fn fast_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut bits = 0;
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'.' | b'_' | b'~') {
+            bits |= F_HOST;
+        }
+        if c.is_ascii_digit() || matches!(c, b'A'..=b'F') {
+            bits |= F_UPHEX;
+        }
+        t[b] = bits;
+        b += 1;
+    }
+    t
+}
+
+static FAST: [u8; 256] = fast_table();
+
+/// Is `b1 b2` the upper-case hex of an octet that must stay encoded?
+#[inline(always)]
+fn good_escape(b1: u8, b2: u8) -> bool {
+    if FAST[b1 as usize] & FAST[b2 as usize] & F_UPHEX == 0 {
+        return false;
+    }
+    let hi = if b1 <= b'9' {
+        b1 - b'0'
+    } else {
+        b1 - b'A' + 10
+    };
+    let lo = if b2 <= b'9' {
+        b2 - b'0'
+    } else {
+        b2 - b'A' + 10
+    };
+    !table::is_unreserved(hi << 4 | lo)
+}
+
+/// Proves in one pass that `s` is a valid URI that every flag of the fast
+/// set leaves unchanged, for the shape
+/// `http(s)://host[:port]/path[?query][#fragment]` with a lower-case
+/// `[a-z0-9-._~]` host that is not a number-like (IPv4) host and has no
+/// trailing dot, a non-empty non-default port, a non-empty path without
+/// dot-segments, and only upper-case escapes of octets that must stay
+/// encoded. `false` means "not proven": the slow path decides.
+#[doc(hidden)]
+#[inline]
+pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool) -> bool {
+    let (mut i, default_port): (usize, &[u8]) = if s.starts_with(b"https://") {
+        (8, b"443")
+    } else if s.starts_with(b"http://") {
+        (7, b"80")
+    } else {
+        return false;
+    };
+    let n = s.len();
+
+    // Host.
+    let host_start = i;
+    let mut label_start = i;
+    while i < n {
+        let b = s[i];
+        if FAST[b as usize] & F_HOST == 0 {
+            break;
+        }
+        if b == b'.' {
+            label_start = i + 1;
+        }
+        i += 1;
+    }
+    if i == host_start || s[i - 1] == b'.' || s[label_start].is_ascii_digit() {
+        return false;
+    }
+
+    // Port.
+    if i < n && s[i] == b':' {
+        i += 1;
+        let port_start = i;
+        while i < n && s[i].is_ascii_digit() {
+            i += 1;
+        }
+        let port = &s[port_start..i];
+        if port.is_empty() || port[0] == b'0' || port == default_port {
+            return false;
+        }
+    }
+
+    // Path: must start with "/".
+    if i == n || s[i] != b'/' {
+        return false;
+    }
+    loop {
+        // s[i] == '/': reject a following "." or ".." segment.
+        i += 1;
+        if i < n && s[i] == b'.' {
+            let end = |j: usize| j >= n || matches!(s[j], b'/' | b'?' | b'#');
+            if end(i + 1) || (s[i + 1] == b'.' && end(i + 2)) {
+                return false;
+            }
+        }
+        while i < n {
+            let b = s[i];
+            if table::is(b, PCHAR) {
+                i += 1;
+            } else if b == b'%' {
+                if i + 2 >= n || !good_escape(s[i + 1], s[i + 2]) {
+                    return false;
+                }
+                i += 3;
+            } else {
+                break;
+            }
+        }
+        if i == n {
+            return true;
+        }
+        match s[i] {
+            b'/' => continue,
+            b'?' => break,
+            b'#' => return fragment(s, i, remove_fragment),
+            _ => return false,
+        }
+    }
+
+    // Query: s[i] == '?'.
+    i += 1;
+    let query_start = i;
+    while i < n {
+        let b = s[i];
+        if table::is(b, QUERY) {
+            i += 1;
+        } else if b == b'%' {
+            if i + 2 >= n || !good_escape(s[i + 1], s[i + 2]) {
+                return false;
+            }
+            i += 3;
+        } else {
+            break;
+        }
+    }
+    if remove_empty_query && i == query_start {
+        return false;
+    }
+    if i == n {
+        return true;
+    }
+    s[i] == b'#' && fragment(s, i, remove_fragment)
+}
+
+/// The fragment part of [`fast_canonical`]; `s[i] == '#'`.
+#[inline]
+fn fragment(s: &[u8], mut i: usize, remove_fragment: bool) -> bool {
+    if remove_fragment {
+        return false;
+    }
+    i += 1;
+    let n = s.len();
+    while i < n {
+        let b = s[i];
+        if table::is(b, QUERY) {
+            i += 1;
+        } else if b == b'%' {
+            if i + 2 >= n || !good_escape(s[i + 1], s[i + 2]) {
+                return false;
+            }
+            i += 3;
+        } else {
+            return false;
+        }
+    }
+    true
 }

@@ -11,12 +11,14 @@ mod components;
 mod error;
 pub mod host;
 pub mod key;
+pub mod lenient;
 mod meta;
 pub mod normalize;
 mod parse;
 pub mod pct;
 pub mod resolve;
 pub mod scheme;
+pub mod surt;
 pub mod table;
 
 pub use components::Components;

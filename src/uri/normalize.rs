@@ -1,5 +1,1048 @@
-//! Normalization (STUB interface, to be completed).
+//! Normalization of parsed URI-references into canonical form
+//! ([RFC 3986 §6](https://www.rfc-editor.org/rfc/rfc3986#section-6)).
+//!
+//! Every step is a named [`Flag`]; a [`Profile`] is a named set of flags and
+//! a [`Normalizer`] is a flag set plus the list of query parameters to drop.
+//!
+//! | profile  | flags |
+//! | -------- | ----- |
+//! | `none`   | nothing: the key is the input |
+//! | `syntax` | §6.2.2: `lowercase-scheme`, `lowercase-host`, `uppercase-escapes`, `decode-unreserved`, `remove-dot-segments`, `remove-empty-port` |
+//! | `rfc`    | `syntax` + §6.2.3: `remove-default-port`, `empty-path-slash` (the default) |
+//! | `crawl`  | `rfc` + `remove-fragment`, `ipv6-canonical`, `ipv4-canonical`, `idna`, `remove-trailing-host-dot`, `remove-empty-query` |
+//!
+//! The opt-in flags (`sort-query`, `remove-query-params`,
+//! `strip-session-ids`, `remove-www`, `remove-trailing-slash`,
+//! `add-trailing-slash`, `remove-duplicate-slashes`,
+//! `remove-directory-index`) can merge URLs that a server treats as
+//! different, so no profile turns them on.
+//!
+//! Whatever the flags, normalization never decodes a reserved character
+//! (`%2F`, `%3F`, `%23`, `%26`, `%3D`, `%25`, ...), a control octet or a
+//! non-ASCII octet; never changes the case of the path, query or userinfo;
+//! and never turns `+` into a space. Relative references get only the case
+//! and percent-encoding rules (`lowercase-host`, `uppercase-escapes`,
+//! `decode-unreserved`): the other rules need a scheme to be meaningful.
+//!
+//! Every flag set is idempotent: normalizing a normalized URI changes
+//! nothing (the property tests check this for random flag sets).
+//!
+//! ```
+//! use urikey::uri::normalize::{Flag, Normalizer, Profile};
+//! let n = Normalizer::default(); // profile `rfc`
+//! assert_eq!(n.normalize_str("HTTP://Example.COM:80/a/./b/%7e")?, "http://example.com/a/b/~");
+//! let crawl = Normalizer::profile(Profile::Crawl).with(Flag::SortQuery);
+//! assert_eq!(crawl.normalize_str("http://0x7f.1/?b=2&a=1#top")?, "http://127.0.0.1/?a=1&b=2");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
-/// Normalization settings.
-#[derive(Clone, Debug, Default)]
-pub struct Normalizer {}
+use core::fmt;
+
+use super::error::ParseError;
+use super::meta::HostKind;
+use super::scheme::{self, SchemeInfo};
+use super::table::{self, HEX_UPPER};
+use super::UriRef;
+
+macro_rules! flags {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
+        /// One normalization step. See the [module docs](self) for profiles.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(u8)]
+        pub enum Flag {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Flag {
+            /// Every flag, in the order they are documented.
+            pub const ALL: &'static [Flag] = &[$(Flag::$variant),*];
+
+            /// The flag's name on the command line (`lowercase-scheme`, ...).
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( Flag::$variant => $name, )*
+                }
+            }
+        }
+    };
+}
+
+flags! {
+    /// Lower-case the scheme (§6.2.2.1, the scheme is case-insensitive, §3.1).
+    LowercaseScheme = "lowercase-scheme",
+    /// Lower-case a reg-name host and the hex of an IP-literal (§6.2.2.1);
+    /// percent-encodings inside the host keep upper-case hex.
+    LowercaseHost = "lowercase-host",
+    /// Upper-case the hex digits of every percent-encoding (§6.2.2.1).
+    UppercaseEscapes = "uppercase-escapes",
+    /// Decode percent-encoded unreserved characters (`ALPHA DIGIT - . _ ~`)
+    /// in every component (§6.2.2.2), host included.
+    DecodeUnreserved = "decode-unreserved",
+    /// Apply `remove_dot_segments` (§5.2.4) to the path of a URI that has a
+    /// scheme (§6.2.2.3). A result that would start with `//` without an
+    /// authority keeps a `/.` prefix, or it would re-parse as an authority.
+    RemoveDotSegments = "remove-dot-segments",
+    /// Drop the `:` of an empty port (§3.2.3: "URI producers and normalizers
+    /// should omit the port component and its ':' delimiter if port is
+    /// empty").
+    RemoveEmptyPort = "remove-empty-port",
+    /// Drop a port equal to the scheme's default (§6.2.3), compared as a
+    /// decimal number (§3.2.3), so `:080` goes too.
+    RemoveDefaultPort = "remove-default-port",
+    /// An empty path after an authority becomes `/` for `http`, `https`,
+    /// `ws`, `wss` and `ftp` (§6.2.3).
+    EmptyPathSlash = "empty-path-slash",
+    /// Drop the fragment: it is never sent to a server (§3.5).
+    RemoveFragment = "remove-fragment",
+    /// Write an IPv6 literal in the RFC 5952 §4 text form (lower-case, no
+    /// leading zeros, longest zero run compressed; IPv4-mapped addresses keep
+    /// their dotted tail, §5).
+    Ipv6Canonical = "ipv6-canonical",
+    /// Rewrite the hex, octal, short and single-number IPv4 forms
+    /// (`0x7f.1`, `2130706433`) to dotted decimal for `http`-like schemes,
+    /// as browsers read them (WHATWG URL, IPv4 parser).
+    Ipv4Canonical = "ipv4-canonical",
+    /// UTS #46 ToASCII of a host written as (percent-encoded) UTF-8.
+    Idna = "idna",
+    /// Drop the trailing dots of a reg-name host (`example.com.`): DNS
+    /// resolves the fully qualified name the same way.
+    RemoveTrailingHostDot = "remove-trailing-host-dot",
+    /// Drop a `?` that introduces an empty query.
+    RemoveEmptyQuery = "remove-empty-query",
+    /// Opt-in: stable sort of `&`-separated query parameters by raw bytes.
+    SortQuery = "sort-query",
+    /// Opt-in: drop the query parameters named in the normalizer's list
+    /// (exact names, or prefixes written `utm_*`).
+    RemoveQueryParams = "remove-query-params",
+    /// Opt-in: drop session ids (`jsessionid`, `phpsessid`, `sid`,
+    /// `aspsessionid*`, ...) from the query and `;jsessionid=` path params.
+    StripSessionIds = "strip-session-ids",
+    /// Opt-in: drop leading `www.` labels of a reg-name host.
+    RemoveWww = "remove-www",
+    /// Opt-in: drop the trailing `/` of a path other than `/`.
+    RemoveTrailingSlash = "remove-trailing-slash",
+    /// Opt-in: add a `/` after a last segment that has no `.` (directory
+    /// guess). `remove-trailing-slash` wins when both are set.
+    AddTrailingSlash = "add-trailing-slash",
+    /// Opt-in: collapse runs of `/` in the path (URIs with an authority).
+    RemoveDuplicateSlashes = "remove-duplicate-slashes",
+    /// Opt-in: drop a last segment that is a directory index
+    /// (`index.html`, `index.php`, `default.asp`, ...).
+    RemoveDirectoryIndex = "remove-directory-index",
+}
+
+impl Flag {
+    /// The flag named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Flag> {
+        Self::ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    const fn bit(self) -> u32 {
+        1 << self as u8
+    }
+}
+
+impl fmt::Display for Flag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of [`Flag`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Flags(u32);
+
+impl Flags {
+    /// No flag.
+    pub const EMPTY: Flags = Flags(0);
+
+    /// The set holding exactly `flags`.
+    pub const fn of(flags: &[Flag]) -> Flags {
+        let mut bits = 0;
+        let mut i = 0;
+        while i < flags.len() {
+            bits |= flags[i].bit();
+            i += 1;
+        }
+        Flags(bits)
+    }
+
+    /// Is `flag` in the set?
+    #[inline(always)]
+    pub const fn has(self, flag: Flag) -> bool {
+        self.0 & flag.bit() != 0
+    }
+
+    /// The set with `flag` added.
+    pub const fn with(self, flag: Flag) -> Flags {
+        Flags(self.0 | flag.bit())
+    }
+
+    /// The set with `flag` removed.
+    pub const fn without(self, flag: Flag) -> Flags {
+        Flags(self.0 & !flag.bit())
+    }
+
+    /// The union of two sets.
+    pub const fn union(self, other: Flags) -> Flags {
+        Flags(self.0 | other.0)
+    }
+
+    /// Is every flag of `self` in `other`?
+    pub const fn is_subset(self, other: Flags) -> bool {
+        self.0 & !other.0 == 0
+    }
+
+    /// Is the set empty?
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The flags of the set, in documentation order.
+    pub fn iter(self) -> impl Iterator<Item = Flag> {
+        Flag::ALL.iter().copied().filter(move |f| self.has(*f))
+    }
+}
+
+/// A named set of flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Profile {
+    /// No normalization: the key is the (valid) input.
+    None,
+    /// RFC 3986 §6.2.2, syntax-based normalization.
+    Syntax,
+    /// §6.2.2 plus §6.2.3, scheme-based normalization (the default).
+    #[default]
+    Rfc,
+    /// `rfc` plus the crawl rules that never merge URLs a server tells apart
+    /// (fragment, IP and IDNA host forms, trailing host dot, empty query).
+    Crawl,
+}
+
+impl Profile {
+    /// Every profile.
+    pub const ALL: &'static [Profile] =
+        &[Profile::None, Profile::Syntax, Profile::Rfc, Profile::Crawl];
+
+    /// The flags of the profile.
+    pub const fn flags(self) -> Flags {
+        use Flag::*;
+        const SYNTAX: Flags = Flags::of(&[
+            LowercaseScheme,
+            LowercaseHost,
+            UppercaseEscapes,
+            DecodeUnreserved,
+            RemoveDotSegments,
+            RemoveEmptyPort,
+        ]);
+        const RFC: Flags = SYNTAX.union(Flags::of(&[RemoveDefaultPort, EmptyPathSlash]));
+        const CRAWL: Flags = RFC.union(Flags::of(&[
+            RemoveFragment,
+            Ipv6Canonical,
+            Ipv4Canonical,
+            Idna,
+            RemoveTrailingHostDot,
+            RemoveEmptyQuery,
+        ]));
+        match self {
+            Profile::None => Flags::EMPTY,
+            Profile::Syntax => SYNTAX,
+            Profile::Rfc => RFC,
+            Profile::Crawl => CRAWL,
+        }
+    }
+
+    /// The profile's name (`none`, `syntax`, `rfc`, `crawl`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Profile::None => "none",
+            Profile::Syntax => "syntax",
+            Profile::Rfc => "rfc",
+            Profile::Crawl => "crawl",
+        }
+    }
+
+    /// The profile named `name`, if any.
+    pub fn from_name(name: &str) -> Option<Profile> {
+        Self::ALL.iter().copied().find(|p| p.name() == name)
+    }
+}
+
+/// A query parameter name to drop: exact, or a prefix (`utm_*`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ParamPattern {
+    name: Box<[u8]>,
+    prefix: bool,
+}
+
+impl ParamPattern {
+    fn parse(s: &str) -> Option<ParamPattern> {
+        let (name, prefix) = match s.strip_suffix('*') {
+            Some(p) => (p, true),
+            None => (s, false),
+        };
+        (!name.is_empty() || prefix).then(|| ParamPattern {
+            name: name.as_bytes().into(),
+            prefix,
+        })
+    }
+
+    fn matches(&self, name: &[u8]) -> bool {
+        if self.prefix {
+            name.starts_with(&self.name)
+        } else {
+            *name == *self.name
+        }
+    }
+}
+
+/// Normalization settings: a flag set plus the parameters that
+/// [`Flag::RemoveQueryParams`] drops. `Default` is profile `rfc`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Normalizer {
+    flags: Flags,
+    params: Vec<ParamPattern>,
+}
+
+impl Default for Normalizer {
+    fn default() -> Self {
+        Self::profile(Profile::Rfc)
+    }
+}
+
+/// Reusable buffers for [`Normalizer::normalize_with`]; keeping one per
+/// thread avoids any allocation once the buffers have grown.
+#[derive(Default, Debug, Clone)]
+pub struct NormalizeScratch {
+    tmp: Vec<u8>,
+    params: Vec<(u32, u32)>,
+}
+
+impl Normalizer {
+    /// The normalizer of `profile`.
+    pub const fn profile(profile: Profile) -> Self {
+        Self {
+            flags: profile.flags(),
+            params: Vec::new(),
+        }
+    }
+
+    /// A normalizer with exactly `flags`.
+    pub const fn from_flags(flags: Flags) -> Self {
+        Self {
+            flags,
+            params: Vec::new(),
+        }
+    }
+
+    /// Adds `flag`.
+    pub fn with(mut self, flag: Flag) -> Self {
+        self.flags = self.flags.with(flag);
+        self
+    }
+
+    /// Removes `flag`.
+    pub fn without(mut self, flag: Flag) -> Self {
+        self.flags = self.flags.without(flag);
+        self
+    }
+
+    /// Adds query parameter names for [`Flag::RemoveQueryParams`] (and turns
+    /// that flag on). A name ending in `*` is a prefix: `utm_*`. Names are
+    /// compared byte for byte with the normalized parameter name.
+    pub fn remove_query_params<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.params.extend(
+            names
+                .into_iter()
+                .filter_map(|n| ParamPattern::parse(n.as_ref())),
+        );
+        self.flags = self.flags.with(Flag::RemoveQueryParams);
+        self
+    }
+
+    /// The flag set.
+    pub const fn flags(&self) -> Flags {
+        self.flags
+    }
+
+    /// Is `flag` on?
+    #[inline(always)]
+    pub const fn has(&self, flag: Flag) -> bool {
+        self.flags.has(flag)
+    }
+
+    /// Parses `s` strictly and returns its normalized form.
+    ///
+    /// # Errors
+    /// The [`ParseError`] when `s` is not a URI-reference.
+    pub fn normalize_str(&self, s: &str) -> Result<String, ParseError> {
+        let u = UriRef::parse(s)?;
+        let mut out = Vec::with_capacity(s.len() + 1);
+        self.normalize_into(&u, &mut out);
+        // The output is ASCII: every byte written is either copied from the
+        // (ASCII) input or an ASCII byte produced here.
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Appends the normalized form of `u` to `out`.
+    pub fn normalize_into(&self, u: &UriRef<'_>, out: &mut Vec<u8>) {
+        self.normalize_with(u, out, &mut NormalizeScratch::default());
+    }
+
+    /// Appends the normalized form of `u` to `out`, using `scratch` for the
+    /// temporary buffers (no allocation once they have grown).
+    pub fn normalize_with(
+        &self,
+        u: &UriRef<'_>,
+        out: &mut Vec<u8>,
+        scratch: &mut NormalizeScratch,
+    ) {
+        let f = self.flags;
+        if u.is_relative() {
+            // Only the case and percent-encoding rules apply (§6.1 compares
+            // references after resolving them; we do not resolve).
+            let only = Flags::of(&[
+                Flag::LowercaseHost,
+                Flag::UppercaseEscapes,
+                Flag::DecodeUnreserved,
+            ]);
+            let f = Flags(f.0 & only.0);
+            Writer {
+                f,
+                n: self,
+                info: None,
+                out,
+                scratch,
+            }
+            .write(u);
+            return;
+        }
+        let scheme = u.scheme().unwrap_or("").as_bytes();
+        let info = scheme::lookup(scheme);
+        Writer {
+            f,
+            n: self,
+            info,
+            out,
+            scratch,
+        }
+        .write(u);
+    }
+}
+
+/// One normalization run.
+struct Writer<'s> {
+    f: Flags,
+    n: &'s Normalizer,
+    info: Option<&'static SchemeInfo>,
+    out: &'s mut Vec<u8>,
+    scratch: &'s mut NormalizeScratch,
+}
+
+impl Writer<'_> {
+    fn write(&mut self, u: &UriRef<'_>) {
+        let f = self.f;
+        if let Some(s) = u.scheme() {
+            let start = self.out.len();
+            self.out.extend_from_slice(s.as_bytes());
+            if f.has(Flag::LowercaseScheme) {
+                self.out[start..].make_ascii_lowercase();
+            }
+            self.out.push(b':');
+        }
+        if u.has_authority() {
+            self.out.extend_from_slice(b"//");
+            if let Some(ui) = u.userinfo() {
+                self.pct(ui.as_bytes());
+                self.out.push(b'@');
+            }
+            self.host(u);
+            self.port(u);
+        }
+        self.path(u);
+        if let Some(q) = u.query() {
+            self.query(q.as_bytes());
+        }
+        if let Some(frag) = u.fragment() {
+            if !f.has(Flag::RemoveFragment) {
+                self.out.push(b'#');
+                self.pct(frag.as_bytes());
+            }
+        }
+    }
+
+    /// Copies `src` with the percent-encoding rules applied.
+    #[inline]
+    fn pct(&mut self, src: &[u8]) {
+        pct_normalize(
+            src,
+            self.out,
+            self.f.has(Flag::DecodeUnreserved),
+            self.f.has(Flag::UppercaseEscapes),
+        );
+    }
+
+    fn host(&mut self, u: &UriRef<'_>) {
+        let host = u.host().unwrap_or("").as_bytes();
+        let start = self.out.len();
+        let f = self.f;
+        match u.host_kind() {
+            Some(HostKind::Ipv6) if f.has(Flag::Ipv6Canonical) => match u.ipv6() {
+                Some(pieces) => {
+                    self.out.push(b'[');
+                    write_ipv6(&pieces, self.out);
+                    self.out.push(b']');
+                }
+                None => self.out.extend_from_slice(host),
+            },
+            Some(HostKind::Ipv6 | HostKind::IpvFuture) => {
+                self.out.extend_from_slice(host);
+                if f.has(Flag::LowercaseHost) {
+                    self.out[start..].make_ascii_lowercase();
+                }
+            }
+            Some(HostKind::Ipv4) => self.out.extend_from_slice(host),
+            Some(HostKind::RegName) | None => {
+                self.pct(host);
+                if f.has(Flag::LowercaseHost) {
+                    lowercase_outside_escapes(&mut self.out[start..]);
+                }
+                self.reg_name_rules(start);
+            }
+        }
+    }
+
+    /// The crawl rules for a reg-name host written at `out[start..]`.
+    fn reg_name_rules(&mut self, start: usize) {
+        let f = self.f;
+        if f.has(Flag::Idna) {
+            idna_host(self.out, start, &mut self.scratch.tmp);
+        }
+        if f.has(Flag::RemoveTrailingHostDot) {
+            while self.out.len() > start + 1 && self.out.last() == Some(&b'.') {
+                self.out.pop();
+            }
+        }
+        if f.has(Flag::RemoveWww) {
+            let mut cut = start;
+            while self.out.len() > cut + 4 && self.out[cut..].starts_with(b"www.") {
+                cut += 4;
+            }
+            self.out.drain(start..cut);
+        }
+        if f.has(Flag::Ipv4Canonical) && self.info.is_some_and(|i| i.http_like) {
+            if let Some(addr) = parse_ipv4_number_form(&self.out[start..]) {
+                self.out.truncate(start);
+                write_ipv4(addr, self.out);
+            }
+        }
+    }
+
+    fn port(&mut self, u: &UriRef<'_>) {
+        let Some(port) = u.port() else { return };
+        let port = port.as_bytes();
+        if port.is_empty() && self.f.has(Flag::RemoveEmptyPort) {
+            return;
+        }
+        if self.f.has(Flag::RemoveDefaultPort) {
+            if let Some(default) = self.info.and_then(|i| i.default_port) {
+                if scheme::is_port(port, default) {
+                    return;
+                }
+            }
+        }
+        self.out.push(b':');
+        self.out.extend_from_slice(port);
+    }
+
+    fn path(&mut self, u: &UriRef<'_>) {
+        let f = self.f;
+        let start = self.out.len();
+        self.pct(u.path().as_bytes());
+        let authority = u.has_authority();
+        let crawl_path = authority && !u.is_relative();
+        if crawl_path && f.has(Flag::StripSessionIds) {
+            strip_session_path_params(self.out, start);
+        }
+        if f.has(Flag::RemoveDotSegments) && has_dot_segment(&self.out[start..]) {
+            let tmp = &mut self.scratch.tmp;
+            tmp.clear();
+            tmp.extend_from_slice(&self.out[start..]);
+            self.out.truncate(start);
+            remove_dot_segments(tmp, self.out);
+            if !authority && self.out[start..].starts_with(b"//") {
+                // Without an authority a path may not start with "//"
+                // (§3.3); keep a "/." prefix as WHATWG URL and fluent-uri do.
+                self.out.splice(start..start, *b"/.");
+            }
+        }
+        if authority
+            && self.out.len() == start
+            && f.has(Flag::EmptyPathSlash)
+            && self.info.is_some_and(|i| i.empty_path_is_slash)
+        {
+            self.out.push(b'/');
+        }
+        if crawl_path {
+            self.crawl_path_rules(start);
+        }
+    }
+
+    fn crawl_path_rules(&mut self, start: usize) {
+        let f = self.f;
+        if f.has(Flag::RemoveDuplicateSlashes) {
+            let mut w = start;
+            for r in start..self.out.len() {
+                let b = self.out[r];
+                if b == b'/' && w > start && self.out[w - 1] == b'/' {
+                    continue;
+                }
+                self.out[w] = b;
+                w += 1;
+            }
+            self.out.truncate(w);
+        }
+        // Removing an index page can expose a trailing slash and removing a
+        // trailing slash can expose an index page: repeat to a fixed point,
+        // so that the result is idempotent. Each round shortens the path.
+        loop {
+            let len = self.out.len();
+            if f.has(Flag::RemoveDirectoryIndex) {
+                let last = last_segment_start(self.out, start);
+                if is_directory_index(&self.out[last..]) {
+                    self.out.truncate(last);
+                }
+            }
+            if f.has(Flag::RemoveTrailingSlash) {
+                while self.out.len() > start + 1 && self.out.last() == Some(&b'/') {
+                    self.out.pop();
+                }
+            }
+            if self.out.len() == len {
+                break;
+            }
+        }
+        if !f.has(Flag::RemoveTrailingSlash) && f.has(Flag::AddTrailingSlash) {
+            let last = last_segment_start(self.out, start);
+            let seg = &self.out[last..];
+            if !seg.is_empty() && !seg.contains(&b'.') {
+                self.out.push(b'/');
+            }
+        }
+    }
+
+    fn query(&mut self, q: &[u8]) {
+        let f = self.f;
+        self.out.push(b'?');
+        let start = self.out.len();
+        self.pct(q);
+        let filter = f.has(Flag::StripSessionIds) || f.has(Flag::RemoveQueryParams);
+        let mut removed = false;
+        if filter || f.has(Flag::SortQuery) {
+            removed = self.rewrite_params(start, filter);
+        }
+        if self.out.len() == start && (removed || f.has(Flag::RemoveEmptyQuery)) {
+            self.out.pop();
+        }
+    }
+
+    /// Drops and sorts the `&`-separated parameters of `out[start..]`.
+    /// Returns true when a parameter was dropped.
+    fn rewrite_params(&mut self, start: usize, filter: bool) -> bool {
+        let f = self.f;
+        let ranges = &mut self.scratch.params;
+        ranges.clear();
+        let q = &self.out[start..];
+        let mut from = 0;
+        let mut removed = false;
+        for piece in q.split(|&b| b == b'&') {
+            let to = from + piece.len();
+            let name = piece.split(|&b| b == b'=').next().unwrap_or(piece);
+            let drop = filter
+                && ((f.has(Flag::StripSessionIds) && is_session_id(name))
+                    || (f.has(Flag::RemoveQueryParams)
+                        && self.n.params.iter().any(|p| p.matches(name))));
+            if drop {
+                removed = true;
+            } else {
+                ranges.push((from as u32, to as u32));
+            }
+            from = to + 1;
+        }
+        if f.has(Flag::SortQuery) {
+            ranges
+                .sort_by(|a, b| q[a.0 as usize..a.1 as usize].cmp(&q[b.0 as usize..b.1 as usize]));
+        }
+        let tmp = &mut self.scratch.tmp;
+        tmp.clear();
+        for (i, &(a, b)) in ranges.iter().enumerate() {
+            if i > 0 {
+                tmp.push(b'&');
+            }
+            tmp.extend_from_slice(&q[a as usize..b as usize]);
+        }
+        self.out.truncate(start);
+        self.out.extend_from_slice(tmp);
+        removed
+    }
+}
+
+/// Copies `src` to `out`, decoding percent-encoded unreserved characters
+/// when `decode` is set and upper-casing the remaining escapes when `upper`
+/// is. `src` must hold only valid `pct-encoded` triplets (it was parsed).
+#[inline]
+pub(crate) fn pct_normalize(src: &[u8], out: &mut Vec<u8>, decode: bool, upper: bool) {
+    if !decode && !upper {
+        out.extend_from_slice(src);
+        return;
+    }
+    let mut rest = src;
+    while let Some(p) = memchr::memchr(b'%', rest) {
+        out.extend_from_slice(&rest[..p]);
+        let (h, l) = match (rest.get(p + 1), rest.get(p + 2)) {
+            (Some(&h), Some(&l)) => (h, l),
+            _ => {
+                // Not reachable for parsed input; copy the tail unchanged.
+                out.extend_from_slice(&rest[p..]);
+                return;
+            }
+        };
+        match (table::hex_value(h), table::hex_value(l)) {
+            (Some(hv), Some(lv)) => {
+                let byte = hv << 4 | lv;
+                if decode && table::is_unreserved(byte) {
+                    out.push(byte);
+                } else if upper {
+                    out.extend_from_slice(&[b'%', h.to_ascii_uppercase(), l.to_ascii_uppercase()]);
+                } else {
+                    out.extend_from_slice(&[b'%', h, l]);
+                }
+            }
+            _ => out.extend_from_slice(&[b'%', h, l]),
+        }
+        rest = &rest[p + 3..];
+    }
+    out.extend_from_slice(rest);
+}
+
+/// Lower-cases ASCII letters that are not the hex digits of an escape.
+fn lowercase_outside_escapes(s: &mut [u8]) {
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'%' {
+            i += 3;
+        } else {
+            s[i] = s[i].to_ascii_lowercase();
+            i += 1;
+        }
+    }
+}
+
+/// Does the path hold a `.` or `..` segment?
+fn has_dot_segment(path: &[u8]) -> bool {
+    path.split(|&b| b == b'/')
+        .any(|seg| seg == b"." || seg == b"..")
+}
+
+/// `remove_dot_segments` of RFC 3986 §5.2.4, appending the result to `out`.
+///
+/// The loop follows the five rules of the RFC on a shrinking input slice;
+/// "remove the last segment and its preceding '/' (if any) from the output
+/// buffer" truncates `out` back to its last `/` after `base`.
+pub fn remove_dot_segments(input: &[u8], out: &mut Vec<u8>) {
+    let base = out.len();
+    let pop = |out: &mut Vec<u8>| {
+        let cut = out[base..]
+            .iter()
+            .rposition(|&b| b == b'/')
+            .map_or(base, |p| base + p);
+        out.truncate(cut);
+    };
+    let mut rest = input;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix(b"../") {
+            rest = r; // A
+        } else if let Some(r) = rest.strip_prefix(b"./") {
+            rest = r; // A
+        } else if rest.starts_with(b"/./") {
+            rest = &rest[2..]; // B: "/./" becomes "/"
+        } else if rest == b"/." {
+            out.push(b'/'); // B: "/." becomes "/", which E then moves
+            break;
+        } else if rest.starts_with(b"/../") {
+            rest = &rest[3..]; // C: "/../" becomes "/"
+            pop(out);
+        } else if rest == b"/.." {
+            pop(out); // C: "/.." becomes "/"
+            out.push(b'/');
+            break;
+        } else if rest == b"." || rest == b".." {
+            break; // D
+        } else {
+            // E: move the first segment, with its leading "/" if any.
+            let skip = usize::from(rest[0] == b'/');
+            let end = rest[skip..]
+                .iter()
+                .position(|&b| b == b'/')
+                .map_or(rest.len(), |p| p + skip);
+            out.extend_from_slice(&rest[..end]);
+            rest = &rest[end..];
+        }
+    }
+}
+
+/// Index where the last segment of the path at `out[start..]` begins.
+fn last_segment_start(out: &[u8], start: usize) -> usize {
+    out[start..]
+        .iter()
+        .rposition(|&b| b == b'/')
+        .map_or(start, |p| start + p + 1)
+}
+
+/// Last segments that name a directory's index page.
+const DIRECTORY_INDEXES: &[&[u8]] = &[
+    b"index.html",
+    b"index.htm",
+    b"index.php",
+    b"index.asp",
+    b"index.aspx",
+    b"index.jsp",
+    b"index.shtml",
+    b"index.cgi",
+    b"default.asp",
+    b"default.aspx",
+    b"default.htm",
+    b"default.html",
+];
+
+fn is_directory_index(seg: &[u8]) -> bool {
+    DIRECTORY_INDEXES
+        .iter()
+        .any(|d| d.eq_ignore_ascii_case(seg))
+}
+
+/// Session-id parameter names (compared ignoring ASCII case); the last one
+/// is a prefix (`ASPSESSIONIDQQGGQGPG`).
+const SESSION_IDS: &[&[u8]] = &[
+    b"jsessionid",
+    b"phpsessid",
+    b"sid",
+    b"sessionid",
+    b"session_id",
+    b"cfid",
+    b"cftoken",
+];
+
+fn is_session_id(name: &[u8]) -> bool {
+    SESSION_IDS.iter().any(|s| s.eq_ignore_ascii_case(name))
+        || name.len() >= 12 && name[..12].eq_ignore_ascii_case(b"aspsessionid")
+}
+
+/// Removes `;name=value` path parameters whose name is a session id from
+/// the path at `out[start..]`. A parameter runs up to the next `;` or `/`.
+fn strip_session_path_params(out: &mut Vec<u8>, start: usize) {
+    let mut r = start;
+    let mut w = start;
+    let len = out.len();
+    while r < len {
+        if out[r] == b';' {
+            let end = out[r + 1..len]
+                .iter()
+                .position(|&b| b == b';' || b == b'/')
+                .map_or(len, |p| r + 1 + p);
+            let param = &out[r + 1..end];
+            let name = param.split(|&b| b == b'=').next().unwrap_or(param);
+            if param.contains(&b'=') && is_session_id(name) {
+                r = end;
+                continue;
+            }
+        }
+        out[w] = out[r];
+        w += 1;
+        r += 1;
+    }
+    out.truncate(w);
+}
+
+/// Decodes a host that is percent-encoded UTF-8 with some non-ASCII
+/// character and replaces it with its UTS #46 ToASCII form, when that
+/// succeeds and yields a valid reg-name.
+fn idna_host(out: &mut Vec<u8>, start: usize, tmp: &mut Vec<u8>) {
+    let host = &out[start..];
+    if !host
+        .windows(2)
+        .any(|w| w[0] == b'%' && matches!(w[1], b'8'..=b'9' | b'A'..=b'F' | b'a'..=b'f'))
+    {
+        return; // no escape of a non-ASCII octet
+    }
+    tmp.clear();
+    let mut i = 0;
+    while i < host.len() {
+        if host[i] == b'%' && i + 2 < host.len() {
+            match (table::hex_value(host[i + 1]), table::hex_value(host[i + 2])) {
+                (Some(h), Some(l)) => {
+                    let byte = h << 4 | l;
+                    if byte < 0x80 {
+                        // A reserved (or control) character stays encoded:
+                        // decoding it would change the host's meaning.
+                        return;
+                    }
+                    tmp.push(byte);
+                    i += 3;
+                    continue;
+                }
+                _ => return,
+            }
+        }
+        tmp.push(host[i]);
+        i += 1;
+    }
+    let Ok(text) = core::str::from_utf8(tmp) else {
+        return;
+    };
+    let Ok(ascii) = idna::domain_to_ascii(text) else {
+        return;
+    };
+    if ascii.is_empty()
+        || !ascii
+            .bytes()
+            .all(|b| table::is(b, table::REG_NAME) && !b.is_ascii_uppercase())
+    {
+        return;
+    }
+    out.truncate(start);
+    out.extend_from_slice(ascii.as_bytes());
+}
+
+/// Reads a host the way the WHATWG URL IPv4 parser does: one to four
+/// dot-separated numbers, each decimal, octal (`0` prefix) or hex (`0x`),
+/// the last one filling the remaining bytes; one trailing dot is allowed.
+/// Returns `None` for anything else, including out-of-range values.
+pub fn parse_ipv4_number_form(host: &[u8]) -> Option<u32> {
+    let host = host.strip_suffix(b".").unwrap_or(host);
+    if host.is_empty() {
+        return None;
+    }
+    let mut parts = [0u64; 4];
+    let mut count = 0;
+    for part in host.split(|&b| b == b'.') {
+        if count == 4 {
+            return None;
+        }
+        parts[count] = parse_ipv4_number(part)?;
+        count += 1;
+    }
+    let (last, init) = parts[..count].split_last()?;
+    if init.iter().any(|&p| p > 255) {
+        return None;
+    }
+    let last_bits = 8 * (5 - count as u32);
+    if *last >= 1u64 << last_bits {
+        return None;
+    }
+    let mut addr: u64 = 0;
+    for (i, &p) in init.iter().enumerate() {
+        addr |= p << (24 - 8 * i as u32);
+    }
+    Some((addr | last) as u32)
+}
+
+fn parse_ipv4_number(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    let (digits, radix) = if s.len() >= 2 && s[0] == b'0' && (s[1] == b'x' || s[1] == b'X') {
+        (&s[2..], 16)
+    } else if s.len() >= 2 && s[0] == b'0' {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    let mut value: u64 = 0;
+    for &b in digits {
+        let d = u64::from(table::hex_value(b)?);
+        if d >= radix {
+            return None;
+        }
+        value = value.checked_mul(radix)?.checked_add(d)?;
+        if value > u64::from(u32::MAX) {
+            return None;
+        }
+    }
+    Some(value)
+}
+
+/// Writes an IPv4 address in dotted decimal.
+fn write_ipv4(addr: u32, out: &mut Vec<u8>) {
+    for (i, b) in addr.to_be_bytes().iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        write_decimal(u32::from(*b), out);
+    }
+}
+
+fn write_decimal(v: u32, out: &mut Vec<u8>) {
+    if v >= 10 {
+        write_decimal(v / 10, out);
+    }
+    out.push(b'0' + (v % 10) as u8);
+}
+
+/// Writes eight IPv6 pieces in the RFC 5952 §4 text form (without
+/// brackets). An IPv4-mapped address (`::ffff:0:0/96`) keeps its last 32
+/// bits in dotted decimal (§5).
+pub fn write_ipv6(p: &[u16; 8], out: &mut Vec<u8>) {
+    if p[..5] == [0; 5] && p[5] == 0xffff {
+        out.extend_from_slice(b"::ffff:");
+        let [a, b] = p[6].to_be_bytes();
+        let [c, d] = p[7].to_be_bytes();
+        write_ipv4(u32::from_be_bytes([a, b, c, d]), out);
+        return;
+    }
+    // Longest run of two or more zero pieces; the first one on a tie.
+    let (mut best_at, mut best_len) = (8, 0);
+    let mut i = 0;
+    while i < 8 {
+        if p[i] == 0 {
+            let run = p[i..].iter().take_while(|&&x| x == 0).count();
+            if run > best_len {
+                (best_at, best_len) = (i, run);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    if best_len < 2 {
+        best_at = 8;
+    }
+    let mut i = 0;
+    while i < 8 {
+        if i == best_at {
+            out.extend_from_slice(b"::");
+            i += best_len;
+            continue;
+        }
+        if i > 0 && i != best_at + best_len {
+            out.push(b':');
+        }
+        write_hex_lower(p[i], out);
+        i += 1;
+    }
+}
+
+fn write_hex_lower(v: u16, out: &mut Vec<u8>) {
+    let mut started = false;
+    for shift in [12, 8, 4, 0] {
+        let d = (v >> shift) & 0xf;
+        if d != 0 || started || shift == 0 {
+            started = true;
+            out.push(HEX_UPPER[d as usize].to_ascii_lowercase());
+        }
+    }
+}

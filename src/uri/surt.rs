@@ -1,0 +1,241 @@
+//! Our SURT ("Sort-friendly URI Reordering Transform") key format.
+//!
+//! A SURT writes the host labels in reverse order so that keys of one site,
+//! then of one domain, sort next to each other. Ours is close to the CDX
+//! "massaged" form (`com,example)/path?query`) but, unlike it, is
+//! **injective** over `uri` keys: two different keys never share a SURT,
+//! so deduplicating by SURT merges exactly what deduplicating by `uri` key
+//! merges. The grammar (ABNF, RFC 5234; the rules not defined here are
+//! RFC 3986's):
+//!
+//! ```text
+//! surt           = http-surt / scheme-surt / verbatim-surt
+//! http-surt      = authority-surt path-abempty [ "?" query ] [ "#" fragment ]
+//!                  ; scheme "http" (written in any case)
+//! scheme-surt    = scheme "://(" authority-surt path-abempty [ "?" query ] [ "#" fragment ]
+//!                  ; any other scheme, with an authority
+//! verbatim-surt  = "(" URI-reference
+//!                  ; no authority, a relative reference, or a reg-name
+//!                  ; holding a sub-delim (it could contain "," or ")")
+//! authority-surt = host-surt [ ":" port ] [ "@" userinfo ] ")"
+//! host-surt      = reversed-name / IPv4address / IP-literal
+//! reversed-name  = label *( "," label )
+//!                  ; the reg-name's "."-separated labels, last first
+//! label          = *( unreserved-but-dot / pct-encoded )
+//! ```
+//!
+//! Why it is injective: a `verbatim-surt` starts with `(`, which cannot
+//! start the other forms (a `label` has no `(`); a `scheme-surt` contains
+//! `://(` before its first `)`, which an `http-surt` cannot (its host has
+//! no `:` and its port is digits). Inside `authority-surt` the host ends at
+//! the first `:`, `@` or `)`; the port is digits; the userinfo runs to the
+//! last `)` before the first `/`, `?`, `#` or the end (a userinfo has none
+//! of those, and a `path-abempty` starts with `/`). A `reversed-name` has
+//! no `.` and an `IPv4address` has no `,`, and `label`s contain neither,
+//! so the labels come back in order. Everything after the `)` is copied.
+//!
+//! ```
+//! use urikey::uri::surt::write_surt;
+//! let surt = |k: &str| { let mut v = Vec::new(); write_surt(k.as_bytes(), &mut v); String::from_utf8(v).unwrap() };
+//! assert_eq!(surt("http://www.example.com/a?b"), "com,example,www)/a?b");
+//! assert_eq!(surt("https://example.com:8443/"), "https://(com,example:8443)/");
+//! assert_eq!(surt("http://u@1.2.3.4/"), "1.2.3.4@u)/");
+//! assert_eq!(surt("mailto:a@b.c"), "(mailto:a@b.c");
+//! ```
+
+use super::meta::HostKind;
+use super::table;
+use super::UriRef;
+
+/// Appends the SURT of `uri_key` (a normalized URI-reference) to `out`.
+/// A key that does not parse (not produced by this crate) is written in
+/// the verbatim form.
+pub fn write_surt(uri_key: &[u8], out: &mut Vec<u8>) {
+    let u = match UriRef::parse_bytes(uri_key) {
+        Ok(u) => u,
+        Err(_) => return verbatim(uri_key, out),
+    };
+    let (Some(scheme), Some(host), Some(kind)) = (u.scheme(), u.host(), u.host_kind()) else {
+        return verbatim(uri_key, out);
+    };
+    let host = host.as_bytes();
+    if kind == HostKind::RegName && host.iter().any(|&b| table::is(b, table::SUB_DELIMS)) {
+        return verbatim(uri_key, out);
+    }
+    if !scheme.eq_ignore_ascii_case("http") {
+        out.extend_from_slice(scheme.as_bytes());
+        out.extend_from_slice(b"://(");
+    }
+    if kind == HostKind::RegName {
+        for (i, label) in host.rsplit(|&b| b == b'.').enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(label);
+        }
+    } else {
+        out.extend_from_slice(host);
+    }
+    if let Some(port) = u.port() {
+        out.push(b':');
+        out.extend_from_slice(port.as_bytes());
+    }
+    if let Some(userinfo) = u.userinfo() {
+        out.push(b'@');
+        out.extend_from_slice(userinfo.as_bytes());
+    }
+    out.push(b')');
+    // Path, query and fragment: everything after the authority.
+    let rest = uri_key.len()
+        - u.path().len()
+        - u.query().map_or(0, |q| q.len() + 1)
+        - u.fragment().map_or(0, |f| f.len() + 1);
+    out.extend_from_slice(&uri_key[rest..]);
+}
+
+fn verbatim(uri_key: &[u8], out: &mut Vec<u8>) {
+    out.push(b'(');
+    out.extend_from_slice(uri_key);
+}
+
+/// Reads a SURT back into its `uri` key (the inverse of [`write_surt`]).
+/// Returns `None` when `surt` is not in the grammar. This exists to test
+/// that the format is injective.
+pub fn parse_surt(surt: &[u8]) -> Option<Vec<u8>> {
+    if let Some(rest) = surt.strip_prefix(b"(") {
+        return Some(rest.to_vec());
+    }
+    let close = surt.iter().position(|&b| b == b')')?;
+    let (scheme, auth_from) = match find(&surt[..close], b"://(") {
+        Some(p) => (&surt[..p], p + 4),
+        None => (&b"http"[..], 0),
+    };
+    // The authority part ends at the last ')' before the first "/?#".
+    let tail_from = surt[auth_from..]
+        .iter()
+        .position(|&b| matches!(b, b'/' | b'?' | b'#'))
+        .map_or(surt.len(), |p| auth_from + p);
+    let close = surt[..tail_from].iter().rposition(|&b| b == b')')?;
+    if close < auth_from {
+        return None;
+    }
+    let auth = &surt[auth_from..close];
+    let host_end = if auth.first() == Some(&b'[') {
+        auth.iter().position(|&b| b == b']')? + 1
+    } else {
+        auth.iter()
+            .position(|&b| b == b':' || b == b'@')
+            .unwrap_or(auth.len())
+    };
+    let host = &auth[..host_end];
+    let mut rest = &auth[host_end..];
+    let mut port = None;
+    if let Some(r) = rest.strip_prefix(b":") {
+        let digits = r.iter().take_while(|b| b.is_ascii_digit()).count();
+        port = Some(&r[..digits]);
+        rest = &r[digits..];
+    }
+    let userinfo = match rest.strip_prefix(b"@") {
+        Some(u) => Some(u),
+        None if rest.is_empty() => None,
+        None => return None,
+    };
+    let mut key = Vec::with_capacity(surt.len() + 8);
+    key.extend_from_slice(scheme);
+    key.extend_from_slice(b"://");
+    if let Some(u) = userinfo {
+        key.extend_from_slice(u);
+        key.push(b'@');
+    }
+    if host.contains(&b'.') || host.first() == Some(&b'[') {
+        key.extend_from_slice(host);
+    } else {
+        for (i, label) in host.rsplit(|&b| b == b',').enumerate() {
+            if i > 0 {
+                key.push(b'.');
+            }
+            key.extend_from_slice(label);
+        }
+    }
+    if let Some(p) = port {
+        key.push(b':');
+        key.extend_from_slice(p);
+    }
+    key.extend_from_slice(&surt[close + 1..]);
+    Some(key)
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn surt(k: &str) -> String {
+        let mut v = Vec::new();
+        write_surt(k.as_bytes(), &mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn forms() {
+        let cases = [
+            ("http://example.com/", "com,example)/"),
+            ("http://example.com", "com,example)"),
+            (
+                "http://a.b.example.com:8080/x?y#z",
+                "com,example,b,a:8080)/x?y#z",
+            ),
+            ("http://u:p@example.com/", "com,example@u:p)/"),
+            ("http://[::1]:81/", "[::1]:81)/"),
+            ("http://10.0.0.1/", "10.0.0.1)/"),
+            ("http:///x", ")/x"),
+            ("https://example.com/", "https://(com,example)/"),
+            ("ftp://example.com./", "ftp://(,com,example)/"),
+            ("http://a,b.c/", "(http://a,b.c/"),
+            ("urn:isbn:1", "(urn:isbn:1"),
+            ("//example.com/x", "(//example.com/x"),
+            ("a/b", "(a/b"),
+        ];
+        for (key, want) in cases {
+            assert_eq!(surt(key), want, "{key}");
+            assert_eq!(
+                parse_surt(want.as_bytes()).as_deref(),
+                Some(key.as_bytes()),
+                "{want}"
+            );
+        }
+    }
+
+    #[test]
+    fn look_alikes_stay_apart() {
+        let keys = [
+            "http://a:1/x",
+            "a:1)/x",
+            "http://b.a/",
+            "http://a,b/",
+            "https://a/",
+            "http://https:/",
+            "http://u)@a/",
+            "http://a/)/",
+            "http://x@y/",
+            "http://x/@y",
+        ];
+        let mut seen = std::collections::HashMap::new();
+        for k in keys {
+            let s = surt(k);
+            assert_eq!(
+                parse_surt(s.as_bytes()).as_deref(),
+                Some(k.as_bytes()),
+                "{k} -> {s}"
+            );
+            assert!(
+                seen.insert(s.clone(), k).is_none(),
+                "{k} and {:?} share {s}",
+                seen.get(&s)
+            );
+        }
+    }
+}

@@ -1,0 +1,884 @@
+//! Normalization: conformance vectors, per-flag unit tests, properties and
+//! the `urikey normalize` command line.
+
+use std::path::PathBuf;
+
+use urikey::uri::key::{Canonicalizer, KeyScratch};
+use urikey::uri::normalize::{Flag, Flags, Normalizer, Profile};
+
+mod util {
+    use super::*;
+
+    /// `../shared/conformance`, or `URIKEY_CONFORMANCE_DIR`. A missing
+    /// directory fails under `CI` and is skipped (with a note) otherwise.
+    pub fn conformance_file(name: &str) -> Option<PathBuf> {
+        let dir = std::env::var_os("URIKEY_CONFORMANCE_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
+            });
+        let path = dir.join(name);
+        if path.is_file() {
+            return Some(path);
+        }
+        if std::env::var_os("CI").is_some() {
+            panic!("conformance file {} is missing", path.display());
+        }
+        eprintln!(
+            "note: skipping, {} is missing (set URIKEY_CONFORMANCE_DIR)",
+            path.display()
+        );
+        None
+    }
+
+    pub fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
+        let text = std::fs::read_to_string(path).expect("read conformance file");
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("json line"))
+            .collect()
+    }
+
+    /// `(file, input)` pairs listed in `tests/data/known-deviations.txt`.
+    pub fn known_deviations(file: &str) -> Vec<String> {
+        let path =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/known-deviations.txt");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        text.lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .filter_map(|l| {
+                let mut parts = l.splitn(3, '\t');
+                let f = parts.next()?;
+                let input = parts.next()?;
+                (f == file).then(|| input.to_string())
+            })
+            .collect()
+    }
+
+    /// The key through the full `uri_key` (fast path first).
+    pub fn key(c: &Canonicalizer, input: &[u8]) -> Result<Vec<u8>, urikey::uri::ParseError> {
+        let mut scratch = KeyScratch::default();
+        c.uri_key(input, &mut scratch).map(<[u8]>::to_vec)
+    }
+
+    /// The key through the slow path only.
+    pub fn slow_key(c: &Canonicalizer, input: &[u8]) -> Result<Vec<u8>, urikey::uri::ParseError> {
+        let mut scratch = KeyScratch::default();
+        c.uri_key_slow(input, &mut scratch).map(<[u8]>::to_vec)
+    }
+
+    pub fn norm(n: &Normalizer, input: &str) -> String {
+        n.normalize_str(input)
+            .unwrap_or_else(|e| panic!("{input:?}: {e}"))
+    }
+
+    pub fn s(b: &[u8]) -> String {
+        String::from_utf8_lossy(b).into_owned()
+    }
+}
+
+use util::*;
+
+mod conformance {
+    use super::*;
+
+    #[test]
+    fn normalize_jsonl() {
+        let Some(path) = conformance_file("normalize.jsonl") else {
+            return;
+        };
+        let deviations = known_deviations("normalize.jsonl");
+        let mut failures = Vec::new();
+        let mut passed = 0;
+        let mut deviating_passes = Vec::new();
+        for (i, case) in jsonl(&path).iter().enumerate() {
+            let input = case["input"].as_str().unwrap();
+            let expected = case["expected"].as_str().unwrap();
+            let profile = match case["level"].as_str().unwrap() {
+                "syntax" => Profile::Syntax,
+                "scheme" => Profile::Rfc,
+                other => panic!("unknown level {other}"),
+            };
+            let c = Canonicalizer::new(Normalizer::profile(profile));
+            let fast = key(&c, input.as_bytes()).map(|k| s(&k));
+            let slow = slow_key(&c, input.as_bytes()).map(|k| s(&k));
+            assert_eq!(
+                fast, slow,
+                "case {i}: fast and slow paths disagree on {input:?}"
+            );
+            let actual = fast.unwrap_or_else(|e| format!("error: {e}"));
+            let deviates = deviations.iter().any(|d| d == input);
+            if actual == expected {
+                passed += 1;
+                if deviates {
+                    deviating_passes.push(input.to_string());
+                }
+            } else if !deviates {
+                failures.push(format!(
+                    "case {i}: input {input:?}\n  expected {expected:?}\n  actual   {actual:?}"
+                ));
+            }
+        }
+        println!(
+            "normalize.jsonl: {passed} passed, {} failed",
+            failures.len()
+        );
+        assert!(
+            failures.is_empty(),
+            "{} failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+        assert!(
+            deviating_passes.is_empty(),
+            "listed as known deviations but now pass: {deviating_passes:?}"
+        );
+    }
+}
+
+/// One test per flag: what it changes, and that nothing else changes it.
+mod flags {
+    use super::*;
+
+    fn only(flag: Flag) -> Normalizer {
+        Normalizer::from_flags(Flags::EMPTY.with(flag))
+    }
+
+    fn check(flag: Flag, cases: &[(&str, &str)]) {
+        let n = only(flag);
+        for (input, want) in cases {
+            assert_eq!(norm(&n, input), *want, "{flag} on {input:?}");
+        }
+    }
+
+    #[test]
+    fn lowercase_scheme() {
+        check(
+            Flag::LowercaseScheme,
+            &[("HtTp://A/B", "http://A/B"), ("X+Y.Z-1:x", "x+y.z-1:x")],
+        );
+    }
+
+    #[test]
+    fn lowercase_host() {
+        check(
+            Flag::LowercaseHost,
+            &[
+                ("http://ExAmple.COM/PaTh?Q#F", "http://example.com/PaTh?Q#F"),
+                ("http://%C3%A9X.COM/", "http://%C3%A9x.com/"),
+                ("http://%c3%a9X.COM/", "http://%c3%a9x.com/"),
+                ("http://[ABCD::EF]/", "http://[abcd::ef]/"),
+                ("http://[vA.B:C]/", "http://[va.b:c]/"),
+                ("//USER@HOST/", "//USER@host/"),
+            ],
+        );
+    }
+
+    #[test]
+    fn uppercase_escapes() {
+        check(
+            Flag::UppercaseEscapes,
+            &[
+                ("http://h%2e/%7e%2f?%3d#%ff", "http://h%2E/%7E%2F?%3D#%FF"),
+                ("%61", "%61"),
+            ],
+        );
+    }
+
+    #[test]
+    fn decode_unreserved() {
+        check(
+            Flag::DecodeUnreserved,
+            &[
+                (
+                    "http://%41%62@%45x.com/%7e%2d%2E%5F?%30#%7A",
+                    "http://Ab@Ex.com/~-._?0#z",
+                ),
+                (
+                    "http://h/%2F%3F%23%26%3D%25%2B%20%00%7F%80%ff",
+                    "http://h/%2F%3F%23%26%3D%25%2B%20%00%7F%80%ff",
+                ),
+                ("%2e%2E/x", "../x"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_dot_segments() {
+        check(
+            Flag::RemoveDotSegments,
+            &[
+                ("http://a/b/c/./../../g", "http://a/g"),
+                ("http://a/b/../../..", "http://a/"),
+                ("foo:a/../b", "foo:/b"),
+                ("foo:/.//x", "foo:/.//x"),
+                ("foo:/a/..//x", "foo:/.//x"),
+                ("http://a/%2E%2E/b", "http://a/%2E%2E/b"),
+                ("../a/./b", "../a/./b"),
+                ("http://a/b/.", "http://a/b/"),
+                ("mid/content=5/../6", "mid/content=5/../6"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_empty_port() {
+        check(
+            Flag::RemoveEmptyPort,
+            &[
+                ("http://a:/", "http://a/"),
+                ("foo://a:", "foo://a"),
+                ("http://a:80/", "http://a:80/"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_default_port() {
+        check(
+            Flag::RemoveDefaultPort,
+            &[
+                ("http://a:80/", "http://a/"),
+                ("http://a:080/", "http://a/"),
+                ("HTTPS://a:443/", "HTTPS://a/"),
+                ("https://a:80/", "https://a:80/"),
+                ("ws://a:80/", "ws://a/"),
+                ("wss://a:443/", "wss://a/"),
+                ("ftp://a:21/", "ftp://a/"),
+                ("foo://a:80/", "foo://a:80/"),
+                ("http://a:8080/", "http://a:8080/"),
+                ("http://a:/", "http://a:/"),
+            ],
+        );
+    }
+
+    #[test]
+    fn empty_path_slash() {
+        check(
+            Flag::EmptyPathSlash,
+            &[
+                ("http://a", "http://a/"),
+                ("https://a?q", "https://a/?q"),
+                ("ftp://a#f", "ftp://a/#f"),
+                ("foo://a", "foo://a"),
+                ("//a", "//a"),
+                ("http:x", "http:x"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_fragment() {
+        check(
+            Flag::RemoveFragment,
+            &[
+                ("http://a/#x", "http://a/"),
+                ("http://a/#", "http://a/"),
+                ("a#b", "a#b"),
+            ],
+        );
+    }
+
+    #[test]
+    fn ipv6_canonical() {
+        check(
+            Flag::Ipv6Canonical,
+            &[
+                ("http://[0000:0000:0000::1]/", "http://[::1]/"),
+                (
+                    "http://[2001:DB8:0:0:1:0:0:1]/",
+                    "http://[2001:db8::1:0:0:1]/",
+                ),
+                (
+                    "http://[2001:db8:0:1:1:1:1:1]/",
+                    "http://[2001:db8:0:1:1:1:1:1]/",
+                ),
+                (
+                    "http://[0:0:0:0:0:ffff:192.0.2.1]/",
+                    "http://[::ffff:192.0.2.1]/",
+                ),
+                ("http://[::192.0.2.1]/", "http://[::c000:201]/"),
+                ("http://[1:0:0:2:0:0:0:3]/", "http://[1:0:0:2::3]/"),
+                ("http://[1:0:0:2:0:0:3:4]/", "http://[1::2:0:0:3:4]/"),
+                ("http://[::]/", "http://[::]/"),
+                ("http://[vF.X]/", "http://[vF.X]/"),
+            ],
+        );
+    }
+
+    #[test]
+    fn ipv4_canonical() {
+        check(
+            Flag::Ipv4Canonical,
+            &[
+                ("http://0x7f.1/", "http://127.0.0.1/"),
+                ("http://2130706433/", "http://127.0.0.1/"),
+                ("https://0177.0.0.1/", "https://127.0.0.1/"),
+                ("http://127.1/", "http://127.0.0.1/"),
+                ("http://192.168.257/", "http://192.168.1.1/"),
+                ("http://1.2.3.4./", "http://1.2.3.4/"),
+                ("http://0x100000000/", "http://0x100000000/"),
+                ("http://256.1.1.1/", "http://256.1.1.1/"),
+                ("http://1.2.3.4.5/", "http://1.2.3.4.5/"),
+                ("http://09.1/", "http://09.1/"),
+                ("http://example.com/", "http://example.com/"),
+                ("foo://0x7f.1/", "foo://0x7f.1/"),
+            ],
+        );
+    }
+
+    #[test]
+    fn idna() {
+        check(
+            Flag::Idna,
+            &[
+                ("http://b%C3%BCcher.de/", "http://xn--bcher-kva.de/"),
+                ("http://B%C3%9Ccher.DE/", "http://xn--bcher-kva.de/"),
+                ("http://bucher.de/", "http://bucher.de/"),
+                ("http://%FF.de/", "http://%FF.de/"),
+                ("http://%C3%BC%2F.de/", "http://%C3%BC%2F.de/"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_trailing_host_dot() {
+        check(
+            Flag::RemoveTrailingHostDot,
+            &[
+                ("http://a.com./", "http://a.com/"),
+                ("http://a.com../", "http://a.com/"),
+                ("http://./", "http://./"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_empty_query() {
+        check(
+            Flag::RemoveEmptyQuery,
+            &[
+                ("http://a/?", "http://a/"),
+                ("http://a/?#f", "http://a/#f"),
+                ("http://a/?x", "http://a/?x"),
+            ],
+        );
+    }
+
+    #[test]
+    fn sort_query() {
+        check(
+            Flag::SortQuery,
+            &[
+                ("http://a/?b=2&a=1&a=0", "http://a/?a=0&a=1&b=2"),
+                ("http://a/?b=%2B&a=+", "http://a/?a=+&b=%2B"),
+                ("http://a/?", "http://a/?"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_query_params() {
+        let n = Normalizer::from_flags(Flags::EMPTY).remove_query_params(["utm_*", "ref"]);
+        assert_eq!(
+            norm(&n, "http://a/?utm_source=x&a=1&ref=2&refx=3&utm_=4"),
+            "http://a/?a=1&refx=3"
+        );
+        assert_eq!(norm(&n, "http://a/?utm_source=x"), "http://a/");
+        assert_eq!(norm(&n, "http://a/?"), "http://a/?");
+    }
+
+    #[test]
+    fn strip_session_ids() {
+        check(
+            Flag::StripSessionIds,
+            &[
+                (
+                    "http://a/x;jsessionid=AB12?b=1&PHPSESSID=2&sid=3",
+                    "http://a/x?b=1",
+                ),
+                ("http://a/x;JSESSIONID=1/y;v=2", "http://a/x/y;v=2"),
+                ("http://a/?ASPSESSIONIDQQGG=1&c", "http://a/?c"),
+                ("http://a/?sidebar=1", "http://a/?sidebar=1"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_www() {
+        check(
+            Flag::RemoveWww,
+            &[
+                ("http://www.a.com/", "http://a.com/"),
+                ("http://www.www.a/", "http://a/"),
+                ("http://www./", "http://www./"),
+                ("http://wwwx.a/", "http://wwwx.a/"),
+            ],
+        );
+    }
+
+    #[test]
+    fn trailing_slash() {
+        check(
+            Flag::RemoveTrailingSlash,
+            &[
+                ("http://a/b/", "http://a/b"),
+                ("http://a/", "http://a/"),
+                ("http://a/b//", "http://a/b"),
+            ],
+        );
+        check(
+            Flag::AddTrailingSlash,
+            &[
+                ("http://a/b", "http://a/b/"),
+                ("http://a/b.html", "http://a/b.html"),
+                ("http://a/", "http://a/"),
+                ("http://a", "http://a"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_duplicate_slashes() {
+        check(
+            Flag::RemoveDuplicateSlashes,
+            &[
+                ("http://a//b///c/", "http://a/b/c/"),
+                ("foo:/.//x", "foo:/.//x"),
+            ],
+        );
+    }
+
+    #[test]
+    fn remove_directory_index() {
+        check(
+            Flag::RemoveDirectoryIndex,
+            &[
+                ("http://a/b/index.html", "http://a/b/"),
+                ("http://a/Default.asp?x", "http://a/?x"),
+                ("http://a/b/index.html2", "http://a/b/index.html2"),
+            ],
+        );
+    }
+
+    /// Things no profile and no flag may ever do.
+    #[test]
+    fn never_list() {
+        let all = Flag::ALL
+            .iter()
+            .fold(Flags::EMPTY, |f, x| f.with(*x))
+            .without(Flag::AddTrailingSlash);
+        let n = Normalizer::from_flags(all);
+        let cases = [
+            (
+                "http://a/%2F%3F%23%26%3D%25%5B%5D%40%3A%21%24%27%28%29%2A%2B%2C%3B",
+                "http://a/%2F%3F%23%26%3D%25%5B%5D%40%3A%21%24%27%28%29%2A%2B%2C%3B",
+            ),
+            ("http://a/%00%1F%7F%80%FF", "http://a/%00%1F%7F%80%FF"),
+            (
+                "http://US%45R:Pw@a/PaTh?QuErY=A+B",
+                "http://USER:Pw@a/PaTh?QuErY=A+B",
+            ),
+        ];
+        for profile in Profile::ALL {
+            for (input, _) in cases {
+                let out = norm(&Normalizer::profile(*profile), input);
+                assert!(!out.contains(' '), "{out}");
+                for keep in [
+                    "PaTh", "QuErY", "Pw", "%2F", "%3F", "%23", "%25", "%00", "%80", "+",
+                ] {
+                    assert_eq!(
+                        input.contains(keep),
+                        out.contains(keep),
+                        "{profile:?} {input} -> {out}"
+                    );
+                }
+            }
+        }
+        for (input, want) in cases {
+            assert_eq!(norm(&n, input), want);
+        }
+    }
+
+    #[test]
+    fn flag_names_round_trip() {
+        for f in Flag::ALL {
+            assert_eq!(Flag::from_name(f.name()), Some(*f));
+        }
+        for p in Profile::ALL {
+            assert_eq!(Profile::from_name(p.name()), Some(*p));
+        }
+        assert_eq!(Flag::ALL.len(), 22);
+    }
+}
+
+/// Property tests with generators built from the RFC 3986 ABNF.
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    const UNRESERVED: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~";
+    const SUB_DELIMS: &[u8] = b"!$&'()*+,;=";
+
+    /// `pct-encoded`, any octet, random hex case.
+    fn pct_encoded() -> impl Strategy<Value = String> {
+        (any::<u8>(), any::<bool>(), any::<bool>()).prop_map(|(b, up1, up2)| {
+            let h = format!("{b:02X}");
+            let mut c = h.chars();
+            let (x, y) = (c.next().unwrap(), c.next().unwrap());
+            let f = |ch: char, up: bool| if up { ch } else { ch.to_ascii_lowercase() };
+            format!("%{}{}", f(x, up1), f(y, up2))
+        })
+    }
+
+    /// A string of `extra` bytes, unreserved bytes and escapes.
+    fn chars_of(extra: &'static [u8], max: usize) -> impl Strategy<Value = String> {
+        let one = prop_oneof![
+            6 => select(UNRESERVED).prop_map(|b| (b as char).to_string()),
+            2 => select(extra).prop_map(|b| (b as char).to_string()),
+            1 => pct_encoded(),
+        ];
+        proptest::collection::vec(one, 0..max).prop_map(|v| v.concat())
+    }
+
+    fn scheme() -> impl Strategy<Value = String> {
+        (
+            select(&["http", "https", "ftp", "ws", "wss", "foo", "urn", "a+b.c-d"][..]),
+            any::<u64>(),
+        )
+            .prop_map(|(s, case)| {
+                s.chars()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        if case >> (i % 64) & 1 == 1 {
+                            c.to_ascii_uppercase()
+                        } else {
+                            c
+                        }
+                    })
+                    .collect()
+            })
+    }
+
+    fn ipv6() -> impl Strategy<Value = String> {
+        (
+            proptest::collection::vec(prop_oneof![3 => Just(0u16), 1 => any::<u16>()], 8),
+            0usize..3,
+            any::<bool>(),
+        )
+            .prop_map(|(p, form, upper)| {
+                let text = match form {
+                    0 => p
+                        .iter()
+                        .map(|x| format!("{x:x}"))
+                        .collect::<Vec<_>>()
+                        .join(":"),
+                    1 => p
+                        .iter()
+                        .map(|x| format!("{x:04x}"))
+                        .collect::<Vec<_>>()
+                        .join(":"),
+                    _ => format!(
+                        "{}:{}.{}.{}.{}",
+                        p[..6]
+                            .iter()
+                            .map(|x| format!("{x:x}"))
+                            .collect::<Vec<_>>()
+                            .join(":"),
+                        p[6] >> 8,
+                        p[6] & 255,
+                        p[7] >> 8,
+                        p[7] & 255
+                    ),
+                };
+                let text = if upper {
+                    text.to_ascii_uppercase()
+                } else {
+                    text
+                };
+                format!("[{text}]")
+            })
+    }
+
+    fn host() -> impl Strategy<Value = String> {
+        prop_oneof![
+            6 => proptest::collection::vec(chars_of(b"-", 8), 1..4).prop_map(|l| l.join(".")),
+            1 => chars_of(SUB_DELIMS, 6),
+            1 => (any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()).prop_map(|(a, b, c, d)| format!("{a}.{b}.{c}.{d}")),
+            1 => select(&["0x7f.1", "2130706433", "0177.0.0.1", "127.1", "1.2.3.4.", "www.example.com", "example.com.", "b%C3%BCcher.de"][..]).prop_map(String::from),
+            1 => ipv6(),
+            1 => Just("[v1F.aB:c]".to_string()),
+        ]
+    }
+
+    fn segment() -> impl Strategy<Value = String> {
+        prop_oneof![
+            8 => chars_of(b"!$&'()*+,;=:@", 6),
+            1 => Just(".".to_string()),
+            1 => Just("..".to_string()),
+            1 => Just("%2E".to_string()),
+            1 => Just("index.html".to_string()),
+            1 => Just("x;jsessionid=1".to_string()),
+        ]
+    }
+
+    fn query() -> impl Strategy<Value = String> {
+        let param = (
+            select(&["a", "b", "utm_source", "sid", "PHPSESSID", "x"][..]),
+            chars_of(b"!$'()*+,;:@/?", 4),
+        )
+            .prop_map(|(k, v)| format!("{k}={v}"));
+        prop_oneof![
+            2 => proptest::collection::vec(param, 0..4).prop_map(|v| v.join("&")),
+            1 => chars_of(b"!$&'()*+,;=:@/?", 10),
+        ]
+    }
+
+    /// A URI-reference (mostly URIs, some relative references).
+    pub fn uri_ref() -> impl Strategy<Value = String> {
+        let authority = (
+            proptest::option::weighted(0.15, chars_of(b"!$&'()*+,;=:", 6)),
+            host(),
+            proptest::option::weighted(
+                0.3,
+                select(&["", "80", "080", "443", "8080", "21", "0"][..]),
+            ),
+        )
+            .prop_map(|(u, h, p)| {
+                let mut a = String::new();
+                if let Some(u) = u {
+                    a.push_str(&u);
+                    a.push('@');
+                }
+                a.push_str(&h);
+                if let Some(p) = p {
+                    a.push(':');
+                    a.push_str(p);
+                }
+                a
+            });
+        (
+            proptest::option::weighted(0.9, scheme()),
+            proptest::option::weighted(0.8, authority),
+            proptest::collection::vec(segment(), 0..5),
+            any::<bool>(),
+            proptest::option::weighted(0.4, query()),
+            proptest::option::weighted(0.2, chars_of(b"!$&'()*+,;=:@/?", 6)),
+        )
+            .prop_map(|(scheme, auth, segs, absolute, q, f)| {
+                let mut s = String::new();
+                if let Some(sc) = &scheme {
+                    s.push_str(sc);
+                    s.push(':');
+                }
+                let has_auth = auth.is_some();
+                if let Some(a) = auth {
+                    s.push_str("//");
+                    s.push_str(&a);
+                }
+                let mut path = segs.join("/");
+                if (has_auth || absolute) && !segs.is_empty() {
+                    path.insert(0, '/');
+                }
+                if !has_auth && path.starts_with("//") {
+                    path.insert_str(0, "/.");
+                }
+                if scheme.is_none() && !has_auth {
+                    // path-noscheme: no ':' in the first segment.
+                    let first_end = path.find('/').unwrap_or(path.len());
+                    if path[..first_end].contains(':') {
+                        path.insert_str(0, "./");
+                    }
+                }
+                s.push_str(&path);
+                if let Some(q) = q {
+                    s.push('?');
+                    s.push_str(&q);
+                }
+                if let Some(f) = f {
+                    s.push('#');
+                    s.push_str(&f);
+                }
+                s
+            })
+            .prop_filter("valid URI-reference", |s| {
+                urikey::uri::UriRef::parse(s).is_ok()
+            })
+    }
+
+    fn flag_set() -> impl Strategy<Value = Normalizer> {
+        any::<u32>().prop_map(|bits| {
+            let flags = Flag::ALL
+                .iter()
+                .enumerate()
+                .fold(Flags::EMPTY, |f, (i, x)| {
+                    if bits >> i & 1 == 1 {
+                        f.with(*x)
+                    } else {
+                        f
+                    }
+                });
+            let n = Normalizer::from_flags(flags);
+            if flags.has(Flag::RemoveQueryParams) {
+                n.remove_query_params(["utm_*", "x"])
+            } else {
+                n
+            }
+        })
+    }
+
+    fn normalizers() -> impl Strategy<Value = Normalizer> {
+        prop_oneof![
+            select(Profile::ALL).prop_map(Normalizer::profile),
+            flag_set()
+        ]
+    }
+
+    fn cases() -> u32 {
+        std::env::var("URIKEY_PROPTEST_CASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(512)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+        #[test]
+        fn idempotent(u in uri_ref(), n in normalizers()) {
+            let once = norm(&n, &u);
+            let twice = norm(&n, &once);
+            prop_assert_eq!(&once, &twice, "input {:?} flags {:?}", u, n.flags());
+        }
+
+        #[test]
+        fn fast_path_agrees_with_slow_path(u in uri_ref(), n in normalizers(), lenient in any::<bool>()) {
+            let c = Canonicalizer::new(n).with_lenient(lenient);
+            prop_assert_eq!(key(&c, u.as_bytes()), slow_key(&c, u.as_bytes()));
+        }
+
+        #[test]
+        fn fast_path_agrees_on_fast_shaped_input(
+            u in "https?://[a-z0-9._~-]{0,12}(:[0-9]{0,4})?(/(\\.|\\.\\.|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-z0-9=&/?.]|%[0-9A-F]{2}){0,8})?(#[a-z0-9/?]{0,4})?",
+            n in normalizers(),
+        ) {
+            let c = Canonicalizer::new(n);
+            if let Ok(k) = slow_key(&c, u.as_bytes()) {
+                prop_assert_eq!(key(&c, u.as_bytes()), Ok(k), "{}", u);
+            }
+        }
+
+        #[test]
+        fn keeps_component_meaning(u in uri_ref()) {
+            let n = Normalizer::default();
+            let out = norm(&n, &u);
+            let a = urikey::uri::UriRef::parse(&u).unwrap();
+            let b = urikey::uri::UriRef::parse(&out).unwrap();
+            prop_assert_eq!(a.scheme().map(str::to_ascii_lowercase), b.scheme().map(str::to_string));
+            prop_assert_eq!(a.has_authority(), b.has_authority());
+            prop_assert_eq!(a.userinfo().map(decode), b.userinfo().map(decode));
+            prop_assert_eq!(a.query().map(decode), b.query().map(decode));
+            prop_assert_eq!(a.fragment().map(decode), b.fragment().map(decode));
+            prop_assert_eq!(a.host().map(|h| decode(h).to_ascii_lowercase()), b.host().map(|h| decode(h).to_ascii_lowercase()));
+            if a.is_relative() || a.path().split('/').all(|s| s != "." && s != ".." && !s.eq_ignore_ascii_case("%2E") && !s.to_ascii_lowercase().contains("%2e")) {
+                if !(b.path() == "/" && a.path().is_empty()) {
+                    prop_assert_eq!(decode(a.path()), decode(b.path()));
+                }
+            }
+        }
+
+        #[test]
+        fn lenient_agrees_with_strict_on_valid_lines(u in uri_ref(), n in normalizers()) {
+            let strict = Canonicalizer::new(n.clone());
+            let lenient = Canonicalizer::new(n).with_lenient(true);
+            prop_assert_eq!(key(&strict, u.as_bytes()), key(&lenient, u.as_bytes()));
+        }
+
+        #[test]
+        fn equivalent_spellings_share_the_rfc_key(
+            host in proptest::collection::vec("[a-z][a-z0-9]{0,5}", 1..4),
+            segs in proptest::collection::vec("[a-zA-Z0-9_~-]{1,5}", 0..4),
+            query in proptest::option::of("[a-z0-9=&]{0,8}"),
+            https in any::<bool>(),
+            noise in proptest::collection::vec(any::<u8>(), 64),
+        ) {
+            let scheme = if https { "https" } else { "http" };
+            let host = host.join(".");
+            let mut canonical = format!("{scheme}://{host}/{}", segs.join("/"));
+            if let Some(q) = &query { canonical.push('?'); canonical.push_str(q); }
+            let mut r = noise.into_iter().cycle();
+            let mut next = move || r.next().unwrap_or(0);
+            // A random spelling of the same URI.
+            let flip = |s: &str, next: &mut dyn FnMut() -> u8| -> String {
+                s.chars().map(|c| if next() & 1 == 1 { c.to_ascii_uppercase() } else { c }).collect()
+            };
+            let enc = |s: &str, next: &mut dyn FnMut() -> u8| -> String {
+                s.chars().map(|c| if c.is_ascii_alphanumeric() && next() % 4 == 0 {
+                    let h = format!("{:02X}", c as u32);
+                    if next() & 1 == 1 { format!("%{h}") } else { format!("%{}", h.to_ascii_lowercase()) }
+                } else { c.to_string() }).collect()
+            };
+            let mut spelled = format!("{}://{}", flip(scheme, &mut next), enc(&flip(&host, &mut next), &mut next));
+            match next() % 3 {
+                0 => spelled.push_str(if https { ":443" } else { ":80" }),
+                1 => spelled.push_str(if https { ":0443" } else { ":080" }),
+                _ => {}
+            }
+            for s in &segs {
+                match next() % 4 {
+                    0 => spelled.push_str("/."),
+                    1 => spelled.push_str("/x/.."),
+                    _ => {}
+                }
+                spelled.push('/');
+                spelled.push_str(&enc(s, &mut next));
+            }
+            if segs.is_empty() && next() & 1 == 1 { /* empty path means "/" */ } else if segs.is_empty() { spelled.push('/'); }
+            if let Some(q) = &query { spelled.push('?'); spelled.push_str(&enc(q.split('=').next().unwrap_or(""), &mut next)); spelled.push_str(&q[q.split('=').next().unwrap_or("").len()..]); }
+            let c = Canonicalizer::default();
+            prop_assert_eq!(s(&key(&c, canonical.as_bytes()).unwrap()), canonical.clone());
+            prop_assert_eq!(s(&key(&c, spelled.as_bytes()).unwrap()), canonical, "spelled {}", spelled);
+        }
+
+        #[test]
+        fn encoding_a_reserved_character_changes_the_key(
+            before in "[a-z0-9]{0,5}", after in "[a-z0-9]{0,5}", reserved in select(&b":@!$&'()*+,;="[..]),
+            component in 0..3u8,
+        ) {
+            let plain = format!("{before}{}{after}", reserved as char);
+            let encoded = format!("{before}%{:02X}{after}", reserved);
+            let make = |x: &str| match component {
+                0 => format!("http://h/{x}"),
+                1 => format!("http://h/?{x}"),
+                _ => format!("http://h/#{x}"),
+            };
+            for p in Profile::ALL {
+                if component == 2 && *p == Profile::Crawl {
+                    continue; // the crawl profile drops fragments
+                }
+                let c = Canonicalizer::new(Normalizer::profile(*p));
+                prop_assert_ne!(key(&c, make(&plain).as_bytes()).unwrap(), key(&c, make(&encoded).as_bytes()).unwrap());
+            }
+        }
+    }
+
+    /// Percent-decodes `s` to bytes (for comparing meanings).
+    fn decode(s: &str) -> Vec<u8> {
+        let b = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' && i + 2 < b.len() {
+                if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                    out.push(v);
+                    i += 3;
+                    continue;
+                }
+            }
+            out.push(b[i]);
+            i += 1;
+        }
+        out
+    }
+}
