@@ -149,36 +149,11 @@ fn merge(base: &UriRef<'_>, r_path: &str) -> String {
 /// assert_eq!(out, "/a/g");
 /// ```
 pub fn remove_dot_segments_into(path: &str, out: &mut String) {
-    let base = out.len();
-    let mut input = path;
-    while !input.is_empty() {
-        // A: a leading "../" or "./" is dropped.
-        if let Some(rest) = input
-            .strip_prefix("../")
-            .or_else(|| input.strip_prefix("./"))
-        {
-            input = rest;
-        // B: "/./" or a final "/." becomes "/".
-        } else if input.starts_with("/./") {
-            input = &input[2..];
-        } else if input == "/." {
-            input = "/";
-        // C: "/../" or a final "/.." becomes "/" and drops the last output segment.
-        } else if input.starts_with("/../") || input == "/.." {
-            input = if input.len() == 3 { "/" } else { &input[3..] };
-            let cut = out[base..].rfind('/').map_or(base, |i| base + i);
-            out.truncate(cut);
-        // D: a lone "." or "..".
-        } else if input == "." || input == ".." {
-            input = "";
-        // E: move the first segment (with its leading "/", if any) to the output.
-        } else {
-            let from = usize::from(input.starts_with('/'));
-            let end = input[from..].find('/').map_or(input.len(), |i| from + i);
-            out.push_str(&input[..end]);
-            input = &input[end..];
-        }
-    }
+    let mut buf = Vec::with_capacity(path.len());
+    super::normalize::remove_dot_segments(path.as_bytes(), &mut buf);
+    // The output is whole segments of the input, so it is valid UTF-8 and
+    // this borrows without replacing anything.
+    out.push_str(&String::from_utf8_lossy(&buf));
 }
 
 /// Recomposition (§5.3), writing `/.` before a path that would otherwise
