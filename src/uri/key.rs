@@ -118,7 +118,7 @@ impl Canonicalizer {
     }
 
     /// Map dirty input the RFC 3987 §3.1 way before parsing (see
-    /// [`lenient`](super::lenient)).
+    /// [`lenient`]).
     pub fn with_lenient(mut self, lenient: bool) -> Self {
         self.lenient = lenient;
         self
