@@ -994,3 +994,60 @@ mod cli {
             .code(2);
     }
 }
+
+/// The fast path: what it must accept, and what it must leave to the slow
+/// path.
+mod fast_path {
+    use urikey::uri::key::fast_canonical;
+
+    #[test]
+    fn accepts_canonical_crawl_urls() {
+        for u in [
+            "http://example.com/",
+            "https://www.example.com/a/b.html?x=1&y=%2F#top",
+            "https://a.b-c_d~e.io:8080/%E2%82%AC/..a/.b/a../?q=/./&r=..#/../",
+            "http://example.com/.well-known/x",
+            "https://example.com/a%20b?%3D",
+            "http://x1.example/path",
+        ] {
+            assert!(fast_canonical(u.as_bytes(), false, false), "{u}");
+        }
+    }
+
+    #[test]
+    fn leaves_the_rest_to_the_slow_path() {
+        for u in [
+            "HTTP://example.com/",
+            "http://Example.com/",
+            "http://example.com",
+            "http://example.com?q",
+            "http://example.com:/",
+            "http://example.com:80/",
+            "https://example.com:443/",
+            "http://example.com:080/",
+            "http://example.com./",
+            "http://1.2.3.4/",
+            "http://0x7f.1/",
+            "http://u@example.com/",
+            "http://example.com/%7e",
+            "http://example.com/%2f",
+            "http://example.com/%4A",
+            "http://example.com/.",
+            "http://example.com/a/./b",
+            "http://example.com/a/../b",
+            "http://example.com/..?x",
+            "http://example.com/.#x",
+            "http://example.com/a b",
+            "http://example.com/#a#b",
+            "http://example.com/%",
+            "http://example.com/%4",
+            "ftp://example.com/",
+            "http://[::1]/",
+        ] {
+            assert!(!fast_canonical(u.as_bytes(), false, false), "{u}");
+        }
+        assert!(!fast_canonical(b"http://a.com/#f", true, false));
+        assert!(!fast_canonical(b"http://a.com/?", false, true));
+        assert!(!fast_canonical(b"http://a.com/?#f", false, true));
+    }
+}
