@@ -865,6 +865,42 @@ mod props {
         }
     }
 
+    /// Dirty lines: URI-ish pieces mixed with arbitrary bytes.
+    fn dirty_line() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            3 => uri_ref().prop_map(String::into_bytes),
+            1 => proptest::collection::vec(any::<u8>(), 0..6),
+            1 => select(&[" ", "\t", "%", "%4", "#", "[", "]", "[::1]", "é", "\r\n", "//", "@", ":"][..]).prop_map(|s| s.as_bytes().to_vec()),
+        ];
+        proptest::collection::vec(piece, 1..4).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+        #[test]
+        fn dirty_lines_key_consistently(line in dirty_line(), n in normalizers()) {
+            let strict = Canonicalizer::new(n.clone());
+            let lenient = Canonicalizer::new(n).with_lenient(true);
+            let strict_key = key(&strict, &line);
+            prop_assert_eq!(&strict_key, &slow_key(&strict, &line));
+            let lenient_key = key(&lenient, &line);
+            prop_assert_eq!(&lenient_key, &slow_key(&lenient, &line));
+            if let Ok(k) = &strict_key {
+                prop_assert_eq!(lenient_key.as_ref().ok(), Some(k));
+            }
+            if let Err(e) = &lenient_key {
+                prop_assert!(e.index() <= line.len());
+            }
+            for k in [strict_key.ok(), lenient_key.ok()].into_iter().flatten() {
+                prop_assert_eq!(key(&strict, &k), Ok(k.clone()), "not idempotent");
+                let mut surt = Vec::new();
+                urikey::uri::key::write_key(&k, urikey::uri::key::KeyFormat::Surt, &mut surt);
+                prop_assert_eq!(urikey::uri::surt::parse_surt(&surt), Some(k.clone()), "SURT {:?}", s(&surt));
+            }
+        }
+    }
+
     /// Percent-decodes `s` to bytes (for comparing meanings).
     fn decode(s: &str) -> Vec<u8> {
         let b = s.as_bytes();
@@ -1154,7 +1190,11 @@ mod crawl_canon {
             let tool = case["tool"].as_str().unwrap().to_string();
             let profile = case["profile"].as_str().unwrap();
             // urlcanon's presets differ a lot: one row each.
-            let label = if tool == "urlcanon" { profile.to_string() } else { tool.clone() };
+            let label = if tool == "urlcanon" {
+                profile.to_string()
+            } else {
+                tool.clone()
+            };
             let row = table.entry(label).or_default();
             row.0 += 1;
             let Some(n) = closest(&tool, profile, &case) else {
