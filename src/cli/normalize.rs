@@ -1,12 +1,94 @@
-//! `urikey normalize` (in progress).
+//! `urikey normalize`: one canonical key per input line, in order.
 
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
+
+use urikey::uri::key::KeyScratch;
+
+use super::lines::{for_each_line, report_invalid};
+use super::normalize_opts::NormalizeOpts;
 use super::Exit;
+
+/// What to write for a line that is not a valid URI-reference.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum OnInvalid {
+    /// An empty output line, so output lines match input lines.
+    #[default]
+    Empty,
+    /// No output line.
+    Skip,
+    /// The input line unchanged.
+    Keep,
+    /// Stop at the first invalid line, exit status 1.
+    Fail,
+}
 
 /// Arguments of `urikey normalize`.
 #[derive(clap::Args, Debug)]
-pub struct NormalizeArgs {}
+pub struct NormalizeArgs {
+    #[command(flatten)]
+    opts: NormalizeOpts,
+
+    /// What to print for an invalid line (always reported on stderr).
+    #[arg(long, value_enum, default_value_t = OnInvalid::Empty)]
+    on_invalid: OnInvalid,
+
+    /// Input files (stdin when none or `-`).
+    #[arg(value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
 
 /// Runs `urikey normalize`.
-pub fn run(_args: NormalizeArgs) -> anyhow::Result<Exit> {
-    anyhow::bail!("normalize is not implemented yet")
+pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
+    let (canon, format) = args.opts.build()?;
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut scratch = KeyScratch::default();
+    let mut line_out = Vec::with_capacity(256);
+    let result = for_each_line(&args.files, |line| {
+        line_out.clear();
+        match canon.uri_key(line.bytes, &mut scratch) {
+            Ok(key) => {
+                canon.write_key(key, format, &mut line_out);
+                line_out.push(b'\n');
+            }
+            Err(e) => {
+                report_invalid(line, e.index(), &e.kind());
+                match args.on_invalid {
+                    OnInvalid::Empty => line_out.push(b'\n'),
+                    OnInvalid::Skip => {}
+                    OnInvalid::Keep => {
+                        line_out.extend_from_slice(line.bytes);
+                        line_out.push(b'\n');
+                    }
+                    OnInvalid::Fail => return Err(StopOnInvalid.into()),
+                }
+            }
+        }
+        out.write_all(&line_out)?;
+        Ok(())
+    });
+    let stopped = match result {
+        Ok(()) => false,
+        Err(e) if e.is::<StopOnInvalid>() => true,
+        Err(e) => return Err(e),
+    };
+    out.flush()?;
+    Ok(if stopped {
+        Exit::InvalidLines
+    } else {
+        Exit::Ok
+    })
 }
+
+/// Ends the line loop at the first invalid line under `--on-invalid fail`.
+#[derive(Debug)]
+struct StopOnInvalid;
+
+impl std::fmt::Display for StopOnInvalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stopped at an invalid line")
+    }
+}
+
+impl std::error::Error for StopOnInvalid {}

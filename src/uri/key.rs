@@ -118,7 +118,7 @@ impl Canonicalizer {
     }
 
     /// Map dirty input the RFC 3987 §3.1 way before parsing (see
-    /// [`lenient`](super::lenient)).
+    /// [`lenient`]).
     pub fn with_lenient(mut self, lenient: bool) -> Self {
         self.lenient = lenient;
         self
@@ -228,6 +228,8 @@ pub fn fingerprint(key: &[u8]) -> u128 {
 /// Byte classes of the fast path.
 const F_HOST: u8 = 1; // a-z 0-9 - . _ ~
 const F_UPHEX: u8 = 2; // 0-9 A-F
+const F_PATH_PLAIN: u8 = 4; // pchar / "/", but not "%" or "."
+const F_QUERY_PLAIN: u8 = 8; // pchar / "/" / "?", but not "%" (query and fragment)
 
 const fn fast_table() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -241,6 +243,12 @@ const fn fast_table() -> [u8; 256] {
         if c.is_ascii_digit() || matches!(c, b'A'..=b'F') {
             bits |= F_UPHEX;
         }
+        if (table::CLASS[b] & PCHAR != 0 || c == b'/') && c != b'.' {
+            bits |= F_PATH_PLAIN;
+        }
+        if table::CLASS[b] & QUERY != 0 {
+            bits |= F_QUERY_PLAIN;
+        }
         t[b] = bits;
         b += 1;
     }
@@ -249,10 +257,90 @@ const fn fast_table() -> [u8; 256] {
 
 static FAST: [u8; 256] = fast_table();
 
-/// Is `b1 b2` the upper-case hex of an octet that must stay encoded?
 #[inline(always)]
-fn good_escape(b1: u8, b2: u8) -> bool {
-    if FAST[b1 as usize] & FAST[b2 as usize] & F_UPHEX == 0 {
+fn class(b: u8) -> u8 {
+    FAST[b as usize]
+}
+
+/// Skips bytes of class `c` (a single bit) from `i` and returns the index
+/// of the first byte outside the class (or `s.len()`).
+///
+/// Eight bytes at a time: the AND of their classes says whether all are in
+/// the class; in the word where the run ends, the classes are packed into
+/// a `u64` and `trailing_zeros` finds the byte, so the scan has no per-byte
+/// branch. The last partial word is read as the input's last eight bytes,
+/// ignoring the ones already scanned.
+#[inline(always)]
+fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
+    let n = s.len();
+    while let Some(w) = s.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let all = class(w[0])
+            & class(w[1])
+            & class(w[2])
+            & class(w[3])
+            & class(w[4])
+            & class(w[5])
+            & class(w[6])
+            & class(w[7]);
+        if all & c == 0 {
+            break;
+        }
+        i += 8;
+    }
+    if i + 8 <= n {
+        // The run ends in this word.
+        while class(s[i]) & c != 0 {
+            i += 1;
+        }
+        return i;
+    }
+    if i >= n {
+        return n;
+    }
+    match s.last_chunk::<8>() {
+        // Bytes n-8 .. i were scanned already.
+        Some(w) => n - 8 + first_outside(w, c, 8 - (n - i)),
+        None => {
+            while i < n && class(s[i]) & c != 0 {
+                i += 1;
+            }
+            i
+        }
+    }
+}
+
+/// Index of the first byte of `w`, at or after `from`, outside class `c`
+/// (8 when there is none).
+#[inline(always)]
+fn first_outside(w: &[u8; 8], c: u8, from: usize) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let classes = u64::from_le_bytes([
+        class(w[0]),
+        class(w[1]),
+        class(w[2]),
+        class(w[3]),
+        class(w[4]),
+        class(w[5]),
+        class(w[6]),
+        class(w[7]),
+    ]);
+    let outside = ((classes >> c.trailing_zeros()) & LOW) ^ LOW;
+    let outside = outside & u64::MAX.checked_shl(8 * from as u32).unwrap_or(0);
+    if outside == 0 {
+        8
+    } else {
+        (outside.trailing_zeros() / 8) as usize
+    }
+}
+
+/// Is `s[i..i + 3]` an escape with upper-case hex of an octet that must
+/// stay encoded (not an unreserved character)?
+#[inline(always)]
+fn good_escape(s: &[u8], i: usize) -> bool {
+    let (Some(&b1), Some(&b2)) = (s.get(i + 1), s.get(i + 2)) else {
+        return false;
+    };
+    if class(b1) & class(b2) & F_UPHEX == 0 {
         return false;
     }
     let hi = if b1 <= b'9' {
@@ -268,17 +356,27 @@ fn good_escape(b1: u8, b2: u8) -> bool {
     !table::is_unreserved(hi << 4 | lo)
 }
 
+/// Does a path segment end at `j` (end, `/`, `?` or `#`)?
+#[inline(always)]
+fn segment_ends(s: &[u8], j: usize) -> bool {
+    !matches!(s.get(j), Some(b) if !matches!(b, b'/' | b'?' | b'#'))
+}
+
 /// Proves in one pass that `s` is a valid URI that every flag of the fast
 /// set leaves unchanged, for the shape
 /// `http(s)://host[:port]/path[?query][#fragment]` with a lower-case
 /// `[a-z0-9-._~]` host that is not a number-like (IPv4) host and has no
-/// trailing dot, a non-empty non-default port, a non-empty path without
-/// dot-segments, and only upper-case escapes of octets that must stay
-/// encoded. `false` means "not proven": the slow path decides.
+/// trailing dot, a non-empty port without leading zero that is not the
+/// default, a non-empty path without dot-segments, and only upper-case
+/// escapes of octets that must stay encoded. `false` means "not proven":
+/// the slow path decides.
+///
+/// Runs of ordinary bytes are skipped eight at a time with a table; only
+/// `.`, `%`, `?` and `#` stop the scan.
 #[doc(hidden)]
 #[inline]
 pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool) -> bool {
-    let (mut i, default_port): (usize, &[u8]) = if s.starts_with(b"https://") {
+    let (start, default_port): (usize, &[u8]) = if s.starts_with(b"https://") {
         (8, b"443")
     } else if s.starts_with(b"http://") {
         (7, b"80")
@@ -288,26 +386,23 @@ pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool)
     let n = s.len();
 
     // Host.
-    let host_start = i;
-    let mut label_start = i;
-    while i < n {
-        let b = s[i];
-        if FAST[b as usize] & F_HOST == 0 {
-            break;
-        }
-        if b == b'.' {
-            label_start = i + 1;
-        }
-        i += 1;
-    }
-    if i == host_start || s[i - 1] == b'.' || s[label_start].is_ascii_digit() {
+    let mut i = skip(s, start, F_HOST);
+    let host = &s[start..i];
+    let Some(&last) = host.last() else {
         return false;
+    };
+    if last == b'.' {
+        return false;
+    }
+    let label = host.iter().rposition(|&b| b == b'.').map_or(0, |p| p + 1);
+    if host[label].is_ascii_digit() {
+        return false; // may be an IPv4 number form
     }
 
     // Port.
     if i < n && s[i] == b':' {
-        i += 1;
-        let port_start = i;
+        let port_start = i + 1;
+        i = port_start;
         while i < n && s[i].is_ascii_digit() {
             i += 1;
         }
@@ -317,37 +412,27 @@ pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool)
         }
     }
 
-    // Path: must start with "/".
+    // Path: must start with "/" (an empty path is the slow path's).
     if i == n || s[i] != b'/' {
         return false;
     }
     loop {
-        // s[i] == '/': reject a following "." or ".." segment.
-        i += 1;
-        if i < n && s[i] == b'.' {
-            let end = |j: usize| j >= n || matches!(s[j], b'/' | b'?' | b'#');
-            if end(i + 1) || (s[i + 1] == b'.' && end(i + 2)) {
-                return false;
-            }
-        }
-        while i < n {
-            let b = s[i];
-            if table::is(b, PCHAR) {
-                i += 1;
-            } else if b == b'%' {
-                if i + 2 >= n || !good_escape(s[i + 1], s[i + 2]) {
-                    return false;
-                }
-                i += 3;
-            } else {
-                break;
-            }
-        }
+        i = skip(s, i, F_PATH_PLAIN);
         if i == n {
             return true;
         }
         match s[i] {
-            b'/' => continue,
+            b'.' => {
+                // s[i - 1] exists: the path starts with '/'.
+                if s[i - 1] == b'/'
+                    && (segment_ends(s, i + 1)
+                        || (s.get(i + 1) == Some(&b'.') && segment_ends(s, i + 2)))
+                {
+                    return false;
+                }
+                i += 1;
+            }
+            b'%' if good_escape(s, i) => i += 3,
             b'?' => break,
             b'#' => return fragment(s, i, remove_fragment),
             _ => return false,
@@ -356,49 +441,38 @@ pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool)
 
     // Query: s[i] == '?'.
     i += 1;
-    let query_start = i;
-    while i < n {
-        let b = s[i];
-        if table::is(b, QUERY) {
-            i += 1;
-        } else if b == b'%' {
-            if i + 2 >= n || !good_escape(s[i + 1], s[i + 2]) {
-                return false;
-            }
-            i += 3;
-        } else {
-            break;
-        }
-    }
-    if remove_empty_query && i == query_start {
+    if remove_empty_query && (i == n || s[i] == b'#') {
         return false;
     }
-    if i == n {
-        return true;
+    loop {
+        i = skip(s, i, F_QUERY_PLAIN);
+        if i == n {
+            return true;
+        }
+        match s[i] {
+            b'%' if good_escape(s, i) => i += 3,
+            b'#' => return fragment(s, i, remove_fragment),
+            _ => return false,
+        }
     }
-    s[i] == b'#' && fragment(s, i, remove_fragment)
 }
 
 /// The fragment part of [`fast_canonical`]; `s[i] == '#'`.
-#[inline]
+#[inline(always)]
 fn fragment(s: &[u8], mut i: usize, remove_fragment: bool) -> bool {
     if remove_fragment {
         return false;
     }
     i += 1;
-    let n = s.len();
-    while i < n {
-        let b = s[i];
-        if table::is(b, QUERY) {
-            i += 1;
-        } else if b == b'%' {
-            if i + 2 >= n || !good_escape(s[i + 1], s[i + 2]) {
-                return false;
-            }
+    loop {
+        i = skip(s, i, F_QUERY_PLAIN);
+        if i == s.len() {
+            return true;
+        }
+        if s[i] == b'%' && good_escape(s, i) {
             i += 3;
         } else {
             return false;
         }
     }
-    true
 }

@@ -102,14 +102,18 @@ flags! {
     /// (`0x7f.1`, `2130706433`) to dotted decimal for `http`-like schemes,
     /// as browsers read them (WHATWG URL, IPv4 parser).
     Ipv4Canonical = "ipv4-canonical",
-    /// UTS #46 ToASCII of a host written as (percent-encoded) UTF-8.
+    /// UTS #46 ToASCII of a host written as (percent-encoded) UTF-8, for
+    /// the schemes of the [scheme table](super::scheme), whose hosts are
+    /// DNS names.
     Idna = "idna",
     /// Drop the trailing dots of a reg-name host (`example.com.`): DNS
     /// resolves the fully qualified name the same way.
     RemoveTrailingHostDot = "remove-trailing-host-dot",
     /// Drop a `?` that introduces an empty query.
     RemoveEmptyQuery = "remove-empty-query",
-    /// Opt-in: stable sort of `&`-separated query parameters by raw bytes.
+    /// Opt-in: stable sort of `&`-separated query parameters by raw bytes
+    /// (never re-encoded); empty parameters (`a&&b`) of a non-empty query
+    /// are dropped, and so is the `?` when nothing is left.
     SortQuery = "sort-query",
     /// Opt-in: drop the query parameters named in the normalizer's list
     /// (exact names, or prefixes written `utm_*`).
@@ -519,7 +523,9 @@ impl Writer<'_> {
     /// The crawl rules for a reg-name host written at `out[start..]`.
     fn reg_name_rules(&mut self, start: usize) {
         let f = self.f;
-        if f.has(Flag::Idna) {
+        // IDNA is for DNS names: only for the schemes of our table, whose
+        // hosts are DNS names. An unknown scheme's reg-name may be anything.
+        if f.has(Flag::Idna) && self.info.is_some() {
             idna_host(self.out, start, &mut self.scratch.tmp);
         }
         if f.has(Flag::RemoveTrailingHostDot) {
@@ -659,13 +665,15 @@ impl Writer<'_> {
         let q = &self.out[start..];
         let mut from = 0;
         let mut removed = false;
+        let sort = f.has(Flag::SortQuery);
         for piece in q.split(|&b| b == b'&') {
             let to = from + piece.len();
             let name = piece.split(|&b| b == b'=').next().unwrap_or(piece);
-            let drop = filter
-                && ((f.has(Flag::StripSessionIds) && is_session_id(name))
-                    || (f.has(Flag::RemoveQueryParams)
-                        && self.n.params.iter().any(|p| p.matches(name))));
+            let drop = (sort && piece.is_empty() && !q.is_empty())
+                || filter
+                    && ((f.has(Flag::StripSessionIds) && is_session_id(name))
+                        || (f.has(Flag::RemoveQueryParams)
+                            && self.n.params.iter().any(|p| p.matches(name))));
             if drop {
                 removed = true;
             } else {

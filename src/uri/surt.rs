@@ -11,9 +11,9 @@
 //! ```text
 //! surt           = http-surt / scheme-surt / verbatim-surt
 //! http-surt      = authority-surt path-abempty [ "?" query ] [ "#" fragment ]
-//!                  ; scheme "http" (written in any case)
+//!                  ; scheme "http", exactly (lower-case)
 //! scheme-surt    = scheme "://(" authority-surt path-abempty [ "?" query ] [ "#" fragment ]
-//!                  ; any other scheme, with an authority
+//!                  ; any other scheme (or spelling), with an authority
 //! verbatim-surt  = "(" URI-reference
 //!                  ; no authority, a relative reference, or a reg-name
 //!                  ; holding a sub-delim (it could contain "," or ")")
@@ -62,7 +62,7 @@ pub fn write_surt(uri_key: &[u8], out: &mut Vec<u8>) {
     if kind == HostKind::RegName && host.iter().any(|&b| table::is(b, table::SUB_DELIMS)) {
         return verbatim(uri_key, out);
     }
-    if !scheme.eq_ignore_ascii_case("http") {
+    if scheme != "http" {
         out.extend_from_slice(scheme.as_bytes());
         out.extend_from_slice(b"://(");
     }
