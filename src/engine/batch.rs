@@ -260,6 +260,8 @@ impl Work {
     pub fn render(&mut self, r: &Render<'_>) {
         let mut out = std::mem::take(&mut self.out);
         out.clear();
+        // Enough for every line and its newline unless keys grew.
+        out.reserve(self.bytes().len() + 1);
         let mut new = 0u64;
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, _) = self.flag(i);

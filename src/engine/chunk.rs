@@ -13,7 +13,6 @@
 
 use std::io::{self, Read};
 use std::ops::Range;
-use std::sync::Arc;
 
 use super::input::SharedBytes;
 
@@ -46,8 +45,16 @@ impl Chunk {
     /// The chunk's bytes.
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
-            ChunkData::Shared(all, range) => (**all).as_ref().get(range.clone()).unwrap_or_default(),
+            ChunkData::Shared(all, range) => all.as_slice().get(range.clone()).unwrap_or_default(),
             ChunkData::Owned(v) => v,
+        }
+    }
+
+    /// Drops the chunk, releasing its mapped pages (see
+    /// [`SharedBytes::release`]).
+    pub fn release(self) {
+        if let ChunkData::Shared(all, range) = self.data {
+            all.release(range);
         }
     }
 }
@@ -119,18 +126,18 @@ pub struct SliceChunker {
 impl SliceChunker {
     /// Chunks of `bytes`, which is input number `input`.
     pub fn new(bytes: SharedBytes, input: usize, limits: Limits) -> Self {
-        let pos = if (*bytes).as_ref().starts_with(BOM) { BOM.len() } else { 0 };
+        let pos = if bytes.as_slice().starts_with(BOM) { BOM.len() } else { 0 };
         Self { bytes, pos, limits, input }
     }
 
     /// The next chunk and the raw bytes it moved past, or `None` at the end.
     pub fn next_chunk(&mut self) -> Option<(Chunk, u64)> {
-        let data: &[u8] = (*self.bytes).as_ref();
+        let data = self.bytes.as_slice();
         let cut = cut_slice(data, self.pos, self.limits)?;
         let chunk = Chunk {
             input: self.input,
             offset: self.pos as u64,
-            data: ChunkData::Shared(Arc::clone(&self.bytes), self.pos..cut.end),
+            data: ChunkData::Shared(self.bytes.clone(), self.pos..cut.end),
             truncated_tail: cut.truncated,
         };
         let consumed = (cut.next - self.pos) as u64;
@@ -283,7 +290,7 @@ mod tests {
 
     /// All chunks of `data` from both cutters, as (offset, bytes, truncated).
     fn both(data: &[u8], l: Limits) -> [Vec<(u64, Vec<u8>, bool)>; 2] {
-        let shared: SharedBytes = Arc::new(data.to_vec());
+        let shared = SharedBytes::from_memory(std::sync::Arc::from(data));
         let mut s = SliceChunker::new(shared, 0, l);
         let mut a = Vec::new();
         while let Some((c, _)) = s.next_chunk() {

@@ -54,7 +54,55 @@ impl Input {
 }
 
 /// Bytes that can be shared between threads and sliced into chunks.
-pub type SharedBytes = Arc<dyn AsRef<[u8]> + Send + Sync>;
+#[derive(Clone)]
+pub struct SharedBytes(Arc<Backing>);
+
+enum Backing {
+    Map(memmap2::Mmap),
+    Memory(Arc<[u8]>),
+}
+
+impl SharedBytes {
+    /// Bytes in memory.
+    pub fn from_memory(bytes: Arc<[u8]>) -> Self {
+        Self(Arc::new(Backing::Memory(bytes)))
+    }
+
+    /// All the bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match &*self.0 {
+            Backing::Map(map) => map,
+            Backing::Memory(bytes) => bytes,
+        }
+    }
+
+    /// Tells the kernel that `range` will not be read again, so its pages
+    /// leave this process's resident set (they stay in the page cache).
+    /// Without this, the resident set of a run would grow to the size of
+    /// the mapped input. Only whole 64 KiB-aligned blocks inside `range`
+    /// are released; the call changes nothing that can be observed.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Backing::Map(map) = &*self.0 {
+            const BLOCK: usize = 64 << 10;
+            let start = range.start.div_ceil(BLOCK).saturating_mul(BLOCK);
+            let end = (range.end.min(map.len()) / BLOCK) * BLOCK;
+            if start < end {
+                // SAFETY: the map is a read-only `MAP_SHARED` map of a file,
+                // so after MADV_DONTNEED a later read of these pages faults
+                // them in again from the file with the same content: no byte
+                // any reference can see changes (the truncation caveat of
+                // `map_file` applies as before). Nothing is written through
+                // the map. Failure only means the pages stay resident.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+}
 
 /// An opened input, ready to be cut into chunks.
 pub enum Source {
@@ -122,19 +170,19 @@ pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
             }
             if meta.is_file() {
                 if meta.len() == 0 {
-                    return Ok(Source::Slice(Arc::new(Vec::<u8>::new())));
+                    return Ok(Source::Slice(SharedBytes::from_memory(Arc::from(&[][..]))));
                 }
                 // SAFETY: see `map_file`; the map is only read, and the
                 // documented risk is a SIGBUS if another process truncates
                 // the file while we run.
                 if let Ok(map) = unsafe { map_file(&file) } {
-                    return Ok(slice_source(Arc::new(map), raw_read));
+                    return Ok(slice_source(SharedBytes(Arc::new(Backing::Map(map))), raw_read));
                 }
             }
             stream_source(&name, Box::new(CountingReader::new(file, raw_read)))
         }
         Input::Stdin => stream_source(&name, Box::new(CountingReader::new(io::stdin(), raw_read))),
-        Input::Bytes { bytes, .. } => Ok(slice_source(Arc::new(bytes), raw_read)),
+        Input::Bytes { bytes, .. } => Ok(slice_source(SharedBytes::from_memory(bytes), raw_read)),
         Input::Reader { reader, .. } => {
             stream_source(&name, Box::new(CountingReader::new(reader, raw_read)))
         }
@@ -164,7 +212,7 @@ unsafe fn map_file(file: &File) -> io::Result<memmap2::Mmap> {
 /// A slice source, or a decompressing stream over it when its magic bytes
 /// say it is compressed.
 fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
-    let compression = sniff((*bytes).as_ref());
+    let compression = sniff(bytes.as_slice());
     match compression {
         None => Source::Slice(bytes),
         Some(kind) => {
@@ -235,7 +283,7 @@ struct SharedReader {
 
 impl Read for SharedReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let all: &[u8] = (*self.bytes).as_ref();
+        let all = self.bytes.as_slice();
         let rest = all.get(self.pos..).unwrap_or_default();
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);

@@ -243,7 +243,9 @@ impl<'a> Driver<'a> {
                     }
                 }
                 for mut work in batch.drain(..) {
-                    work.chunk = None;
+                    if let Some(chunk) = work.chunk.take() {
+                        chunk.release();
+                    }
                     self.spare.push(work);
                 }
                 after_batch(self);
