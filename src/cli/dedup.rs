@@ -131,7 +131,10 @@ impl AtomicOutput {
             .tempfile_in(dir)
             .with_context(|| format!("cannot create {}", target.display()))?;
         cleanup.add(tmp.path());
-        Ok(Self { tmp, target: target.to_owned() })
+        Ok(Self {
+            tmp,
+            target: target.to_owned(),
+        })
     }
 
     fn commit(self, cleanup: &Cleanup) -> anyhow::Result<()> {
@@ -191,12 +194,22 @@ impl Reporter {
     fn report(&mut self, inv: &InvalidLine<'_>) {
         if !self.quiet && self.shown < MAX_REPORTED {
             self.shown += 1;
-            eprintln!("urikey: {}:{}: byte {}: {}", inv.source, inv.line, inv.byte, inv.problem);
+            eprintln!(
+                "urikey: {}:{}: byte {}: {}",
+                inv.source, inv.line, inv.byte, inv.problem
+            );
         }
         if let (Some(w), None) = (&mut self.rejects, &self.error) {
-            let r = write!(w, "{}:{}:{}:{}\t", inv.source, inv.line, inv.byte, inv.problem.name())
-                .and_then(|()| w.write_all(inv.text))
-                .and_then(|()| w.write_all(b"\n"));
+            let r = write!(
+                w,
+                "{}:{}:{}:{}\t",
+                inv.source,
+                inv.line,
+                inv.byte,
+                inv.problem.name()
+            )
+            .and_then(|()| w.write_all(inv.text))
+            .and_then(|()| w.write_all(b"\n"));
             if let Err(e) = r {
                 self.error = Some(e);
             }
@@ -212,9 +225,10 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         EmitArg::Canonical => Emit::Canonical(key_format),
         EmitArg::Original => Emit::Original,
     };
-    config.field = args
-        .field
-        .map(|n| Field { index: (n - 1) as usize, delimiter: args.delimiter });
+    config.field = args.field.map(|n| Field {
+        index: (n - 1) as usize,
+        delimiter: args.delimiter,
+    });
     config.output = if args.count {
         Output::Counts
     } else if args.duplicates {
@@ -237,14 +251,28 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     } else {
         args.files
             .iter()
-            .map(|p| if p.as_os_str() == "-" { Input::Stdin } else { Input::Path(p.clone()) })
+            .map(|p| {
+                if p.as_os_str() == "-" {
+                    Input::Stdin
+                } else {
+                    Input::Path(p.clone())
+                }
+            })
             .collect()
     };
 
     let cleanup = Cleanup::default();
     cleanup.install();
-    let mut output = args.output.as_deref().map(|p| AtomicOutput::create(p, &cleanup)).transpose()?;
-    let mut rejects = args.rejects.as_deref().map(|p| AtomicOutput::create(p, &cleanup)).transpose()?;
+    let mut output = args
+        .output
+        .as_deref()
+        .map(|p| AtomicOutput::create(p, &cleanup))
+        .transpose()?;
+    let mut rejects = args
+        .rejects
+        .as_deref()
+        .map(|p| AtomicOutput::create(p, &cleanup))
+        .transpose()?;
     let mut reporter = Reporter {
         quiet: args.quiet,
         shown: 0,
@@ -256,8 +284,12 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     };
 
     let result = match &mut output {
-        Some(out) => engine::run(&config, inputs, out.tmp.as_file_mut(), &mut |i| reporter.report(i)),
-        None => engine::run(&config, inputs, &mut io::stdout(), &mut |i| reporter.report(i)),
+        Some(out) => engine::run(&config, inputs, out.tmp.as_file_mut(), &mut |i| {
+            reporter.report(i)
+        }),
+        None => engine::run(&config, inputs, &mut io::stdout(), &mut |i| {
+            reporter.report(i)
+        }),
     };
     let stats = match result {
         Ok(stats) => stats,
@@ -268,14 +300,20 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         eprintln!(
             "urikey: {} more invalid lines not shown{}",
             stats.invalid - reporter.shown,
-            if args.rejects.is_some() { "" } else { " (keep them all with --rejects FILE)" }
+            if args.rejects.is_some() {
+                ""
+            } else {
+                " (keep them all with --rejects FILE)"
+            }
         );
     }
     if let Some(e) = reporter.error.take() {
         return Err(anyhow::Error::new(e).context("cannot write the rejects file"));
     }
     if let Some(w) = reporter.rejects.take() {
-        w.into_inner().map_err(|e| e.into_error()).context("cannot write the rejects file")?;
+        w.into_inner()
+            .map_err(|e| e.into_error())
+            .context("cannot write the rejects file")?;
     }
     if let Some(r) = rejects.take() {
         r.commit(&cleanup)?;
@@ -291,7 +329,11 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         std::fs::write(path, stats_json(&stats, peak_rss))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    Ok(if args.fail_on_invalid && stats.invalid > 0 { Exit::InvalidLines } else { Exit::Ok })
+    Ok(if args.fail_on_invalid && stats.invalid > 0 {
+        Exit::InvalidLines
+    } else {
+        Exit::Ok
+    })
 }
 
 /// The `--stats` text.
@@ -312,7 +354,10 @@ fn human_summary(s: &Stats, peak_rss: Option<u64>) -> String {
         s.threads,
     );
     if let Some(rss) = peak_rss {
-        text.push_str(&format!(", peak RSS {:.1} MiB", rss as f64 / (1u64 << 20) as f64));
+        text.push_str(&format!(
+            ", peak RSS {:.1} MiB",
+            rss as f64 / (1u64 << 20) as f64
+        ));
     }
     text.push('\n');
     for (reason, n) in &s.invalid_by_reason {
@@ -324,8 +369,11 @@ fn human_summary(s: &Stats, peak_rss: Option<u64>) -> String {
 /// The `--stats-json` document (reason names are `[a-z0-9-]`, so they need
 /// no escaping).
 fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
-    let reasons: Vec<String> =
-        s.invalid_by_reason.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+    let reasons: Vec<String> = s
+        .invalid_by_reason
+        .iter()
+        .map(|(k, v)| format!("\"{k}\": {v}"))
+        .collect();
     format!(
         "{{\n  \"lines\": {},\n  \"bytes\": {},\n  \"blank\": {},\n  \"invalid\": {},\n  \
          \"invalid_by_reason\": {{{}}},\n  \"unique\": {},\n  \"duplicates\": {},\n  \
@@ -371,7 +419,12 @@ mod tests {
 
     #[test]
     fn dedup_stats_json_shape() {
-        let mut s = Stats { lines: 3, unique: 2, duplicates: 1, ..Stats::default() };
+        let mut s = Stats {
+            lines: 3,
+            unique: 2,
+            duplicates: 1,
+            ..Stats::default()
+        };
         s.invalid_by_reason.insert("invalid-path", 4);
         let j = stats_json(&s, Some(10));
         assert!(j.contains("\"invalid_by_reason\": {\"invalid-path\": 4}"));

@@ -201,8 +201,10 @@ impl Work {
                                 // Fewer than 256 shards, so this is lossless.
                                 shard: shard as u8,
                             });
-                            self.buckets[shard]
-                                .push(Entry { fp: [fp as u64, (fp >> 64) as u64], rec });
+                            self.buckets[shard].push(Entry {
+                                fp: [fp as u64, (fp >> 64) as u64],
+                                rec,
+                            });
                         }
                     },
                 }
@@ -212,27 +214,36 @@ impl Work {
         }
         self.lines = u64::from(ordinal);
         self.flags.clear();
-        self.flags.resize_with(self.recs.len(), || AtomicU32::new(0));
+        self.flags
+            .resize_with(self.recs.len(), || AtomicU32::new(0));
     }
 
     /// The bytes of a valid line.
     fn line(&self, rec: &LineRec) -> &[u8] {
         let start = rec.start as usize;
-        self.bytes().get(start..start + rec.len as usize).unwrap_or_default()
+        self.bytes()
+            .get(start..start + rec.len as usize)
+            .unwrap_or_default()
     }
 
     /// The key of a valid line (empty unless keys were kept).
     fn key(&self, rec: &LineRec) -> &[u8] {
         let start = rec.key_start as usize;
         let range = start..start + rec.key_len as usize;
-        let src = if rec.key_in_arena { &self.arena[..] } else { self.bytes() };
+        let src = if rec.key_in_arena {
+            &self.arena[..]
+        } else {
+            self.bytes()
+        };
         src.get(range).unwrap_or_default()
     }
 
     /// The bytes of an invalid line (cut to the line limit).
     pub fn invalid_line(&self, inv: &Invalid) -> &[u8] {
         let start = inv.start as usize;
-        self.bytes().get(start..start + inv.len as usize).unwrap_or_default()
+        self.bytes()
+            .get(start..start + inv.len as usize)
+            .unwrap_or_default()
     }
 
     /// Whether valid line `i` was new, and its id in its shard.
@@ -282,7 +293,12 @@ impl Work {
 
     /// Phase 3 with counts: stores each new line's output in `uniques`, in
     /// input order, and records its global index in its shard.
-    pub fn collect_uniques(&mut self, r: &Render<'_>, shards: &mut [ShardState], uniques: &mut Uniques) {
+    pub fn collect_uniques(
+        &mut self,
+        r: &Render<'_>,
+        shards: &mut [ShardState],
+        uniques: &mut Uniques,
+    ) {
         let mut new = 0u64;
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, id) = self.flag(i);
@@ -327,7 +343,11 @@ pub struct ShardState {
 impl ShardState {
     /// An empty shard.
     pub fn new(exact: bool, counting: bool) -> Self {
-        Self { set: ShardSet::new(exact, counting), counts: Vec::new(), global: Vec::new() }
+        Self {
+            set: ShardSet::new(exact, counting),
+            counts: Vec::new(),
+            global: Vec::new(),
+        }
     }
 
     /// Distinct keys in this shard.
@@ -354,7 +374,11 @@ impl ShardState {
                         *c += 1;
                     }
                 }
-                let flag = if ins.is_new() { NEW | (id & !NEW) } else { id & !NEW };
+                let flag = if ins.is_new() {
+                    NEW | (id & !NEW)
+                } else {
+                    id & !NEW
+                };
                 w.flags[e.rec as usize].store(flag, Ordering::Relaxed);
             }
         }
@@ -404,7 +428,10 @@ mod tests {
 
     #[test]
     fn batch_find_field_columns() {
-        let f = |index| Field { index, delimiter: b'\t' };
+        let f = |index| Field {
+            index,
+            delimiter: b'\t',
+        };
         assert_eq!(find_field(b"a\tbb\tc", f(0)), Some((0, 1)));
         assert_eq!(find_field(b"a\tbb\tc", f(1)), Some((2, 4)));
         assert_eq!(find_field(b"a\tbb\tc", f(2)), Some((5, 6)));

@@ -95,24 +95,47 @@ pub fn cut_slice(data: &[u8], start: usize, limits: Limits) -> Option<Cut> {
     }
     let window_end = start.saturating_add(limits.chunk_size.max(1)).min(len);
     if window_end == len {
-        return Some(Cut { end: len, truncated: false, next: len });
+        return Some(Cut {
+            end: len,
+            truncated: false,
+            next: len,
+        });
     }
     if let Some(i) = memchr::memrchr(b'\n', &data[start..window_end]) {
         let end = start + i + 1;
-        return Some(Cut { end, truncated: false, next: end });
+        return Some(Cut {
+            end,
+            truncated: false,
+            next: end,
+        });
     }
     // The line starting at `start` is at least as long as the window.
-    let limit = start.saturating_add(limits.too_long()).min(len).max(window_end);
+    let limit = start
+        .saturating_add(limits.too_long())
+        .min(len)
+        .max(window_end);
     if let Some(i) = memchr::memchr(b'\n', &data[window_end..limit]) {
         let end = window_end + i + 1;
-        return Some(Cut { end, truncated: false, next: end });
+        return Some(Cut {
+            end,
+            truncated: false,
+            next: end,
+        });
     }
     if limit == len {
-        return Some(Cut { end: len, truncated: false, next: len });
+        return Some(Cut {
+            end: len,
+            truncated: false,
+            next: len,
+        });
     }
     let end = start + limits.max_line_bytes + 1;
     let next = memchr::memchr(b'\n', &data[limit..]).map_or(len, |i| limit + i + 1);
-    Some(Cut { end, truncated: true, next })
+    Some(Cut {
+        end,
+        truncated: true,
+        next,
+    })
 }
 
 /// Cuts a shared buffer into chunks (skipping a leading BOM).
@@ -126,8 +149,17 @@ pub struct SliceChunker {
 impl SliceChunker {
     /// Chunks of `bytes`, which is input number `input`.
     pub fn new(bytes: SharedBytes, input: usize, limits: Limits) -> Self {
-        let pos = if bytes.as_slice().starts_with(BOM) { BOM.len() } else { 0 };
-        Self { bytes, pos, limits, input }
+        let pos = if bytes.as_slice().starts_with(BOM) {
+            BOM.len()
+        } else {
+            0
+        };
+        Self {
+            bytes,
+            pos,
+            limits,
+            input,
+        }
     }
 
     /// The next chunk and the raw bytes it moved past, or `None` at the end.
@@ -285,7 +317,10 @@ mod tests {
     use super::*;
 
     fn limits(chunk_size: usize, max_line_bytes: usize) -> Limits {
-        Limits { chunk_size, max_line_bytes }
+        Limits {
+            chunk_size,
+            max_line_bytes,
+        }
     }
 
     /// All chunks of `data` from both cutters, as (offset, bytes, truncated).

@@ -43,12 +43,22 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Open { path, .. } => write!(f, "cannot open {path}"),
-            Error::Read { path, compression: Some(c), offset, .. } => write!(
+            Error::Read {
+                path,
+                compression: Some(c),
+                offset,
+                ..
+            } => write!(
                 f,
                 "cannot decompress {path} (corrupt or truncated {c} data after {offset} \
                  decompressed bytes)"
             ),
-            Error::Read { path, compression: None, offset, .. } => {
+            Error::Read {
+                path,
+                compression: None,
+                offset,
+                ..
+            } => {
                 write!(f, "cannot read {path} after {offset} bytes")
             }
             Error::Write(_) => f.write_str("cannot write output"),

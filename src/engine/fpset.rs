@@ -156,7 +156,11 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let old_slots = std::mem::replace(&mut self.slots, vec![0; new_len]);
         let old_ids = std::mem::replace(
             &mut self.ids,
-            if WITH_IDS { vec![0; new_len] } else { Vec::new() },
+            if WITH_IDS {
+                vec![0; new_len]
+            } else {
+                Vec::new()
+            },
         );
         let mask = new_len - 1;
         for (k, &fp) in old_slots.iter().enumerate() {

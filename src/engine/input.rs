@@ -46,7 +46,10 @@ impl Input {
     /// The on-disk size when it is known up front (for progress).
     pub fn size_hint(&self) -> Option<u64> {
         match self {
-            Input::Path(p) => std::fs::metadata(p).ok().filter(|m| m.is_file()).map(|m| m.len()),
+            Input::Path(p) => std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len()),
             Input::Bytes { bytes, .. } => Some(bytes.len() as u64),
             Input::Stdin | Input::Reader { .. } => None,
         }
@@ -95,7 +98,11 @@ impl SharedBytes {
                 // `map_file` applies as before). Nothing is written through
                 // the map. Failure only means the pages stay resident.
                 let _ = unsafe {
-                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start,
+                        end - start,
+                    )
                 };
             }
         }
@@ -139,11 +146,14 @@ fn sniff(prefix: &[u8]) -> Option<&'static str> {
 /// # Errors
 /// [`Error::Open`] naming the path.
 pub fn check_path(path: &Path) -> Result<(), Error> {
-    let open_err = |source| Error::Open { path: path.display().to_string(), source };
+    let open_err = |source| Error::Open {
+        path: path.display().to_string(),
+        source,
+    };
     let file = File::open(path).map_err(open_err)?;
     let meta = file.metadata().map_err(open_err)?;
     if meta.is_dir() {
-        return Err(open_err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory")));
+        return Err(open_err(io::Error::other("is a directory")));
     }
     Ok(())
 }
@@ -157,16 +167,16 @@ pub fn check_path(path: &Path) -> Result<(), Error> {
 /// first bytes cannot be read.
 pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
     let name = input.name();
-    let open_err = |source| Error::Open { path: name.clone(), source };
+    let open_err = |source| Error::Open {
+        path: name.clone(),
+        source,
+    };
     match input {
         Input::Path(path) => {
             let file = File::open(&path).map_err(open_err)?;
             let meta = file.metadata().map_err(open_err)?;
             if meta.is_dir() {
-                return Err(open_err(io::Error::new(
-                    io::ErrorKind::IsADirectory,
-                    "is a directory",
-                )));
+                return Err(open_err(io::Error::other("is a directory")));
             }
             if meta.is_file() {
                 if meta.len() == 0 {
@@ -176,7 +186,10 @@ pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
                 // documented risk is a SIGBUS if another process truncates
                 // the file while we run.
                 if let Ok(map) = unsafe { map_file(&file) } {
-                    return Ok(slice_source(SharedBytes(Arc::new(Backing::Map(map))), raw_read));
+                    return Ok(slice_source(
+                        SharedBytes(Arc::new(Backing::Map(map))),
+                        raw_read,
+                    ));
                 }
             }
             stream_source(&name, Box::new(CountingReader::new(file, raw_read)))
@@ -217,7 +230,10 @@ fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
         None => Source::Slice(bytes),
         Some(kind) => {
             let reader = CountingReader::new(SharedReader { bytes, pos: 0 }, raw_read);
-            Source::Stream { reader: decoder(kind, Box::new(reader)), compression }
+            Source::Stream {
+                reader: decoder(kind, Box::new(reader)),
+                compression,
+            }
         }
     }
 }
@@ -225,24 +241,36 @@ fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
 /// A stream source: peeks at the first bytes to recognise compression.
 fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source, Error> {
     let mut prefix = Vec::with_capacity(4);
-    (&mut reader).take(4).read_to_end(&mut prefix).map_err(|source| Error::Read {
-        path: name.to_owned(),
-        compression: None,
-        offset: 0,
-        source,
-    })?;
+    (&mut reader)
+        .take(4)
+        .read_to_end(&mut prefix)
+        .map_err(|source| Error::Read {
+            path: name.to_owned(),
+            compression: None,
+            offset: 0,
+            source,
+        })?;
     let compression = sniff(&prefix);
     let whole: Box<dyn Read + Send> = Box::new(Cursor::new(prefix).chain(reader));
     Ok(match compression {
-        None => Source::Stream { reader: whole, compression },
-        Some(kind) => Source::Stream { reader: decoder(kind, whole), compression },
+        None => Source::Stream {
+            reader: whole,
+            compression,
+        },
+        Some(kind) => Source::Stream {
+            reader: decoder(kind, whole),
+            compression,
+        },
     })
 }
 
 /// A streaming decoder for `kind` over `raw`.
 fn decoder(kind: &'static str, raw: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
     match kind {
-        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, raw))),
+        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            raw,
+        ))),
         _ => Box::new(ZstdReader::new(raw)),
     }
 }
@@ -257,7 +285,10 @@ struct ZstdReader {
 
 impl ZstdReader {
     fn new(raw: Box<dyn Read + Send>) -> Self {
-        Self { inner: None, raw: Some(raw) }
+        Self {
+            inner: None,
+            raw: Some(raw),
+        }
     }
 }
 
@@ -300,7 +331,10 @@ struct CountingReader<R> {
 
 impl<R> CountingReader<R> {
     fn new(inner: R, counter: &Arc<AtomicU64>) -> Self {
-        Self { inner, counter: Arc::clone(counter) }
+        Self {
+            inner,
+            counter: Arc::clone(counter),
+        }
     }
 }
 

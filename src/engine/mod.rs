@@ -34,7 +34,7 @@
 //!
 //! By default the seen-set keeps only the 128-bit XXH3 fingerprint of each
 //! `uri` key (23 to 46 bytes per distinct key, see
-//! [`fpset`](self::fpset)). Two different keys are merged only if their
+//! [`fpset`]). Two different keys are merged only if their
 //! fingerprints collide. For `n` distinct keys the birthday bound gives a
 //! probability of at most about `n² / 2¹²⁹` that any collision happens at all:
 //! about 1.5 × 10⁻¹⁹ for 10¹⁰ keys, 1.5 × 10⁻¹⁵ for 10¹² keys. When that is
@@ -59,8 +59,8 @@ mod stats;
 
 use core::fmt;
 
-use crate::uri::ParseErrorKind;
 use crate::uri::key::{Canonicalizer, KeyFormat};
+use crate::uri::ParseErrorKind;
 
 pub use error::Error;
 pub use input::Input;

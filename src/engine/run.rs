@@ -59,7 +59,10 @@ pub fn run(
         .thread_name(|i| format!("urikey-worker-{i}"))
         .build()
         .map_err(|e| Error::Config(format!("cannot start worker threads: {e}")))?;
-    let limits = Limits { chunk_size: config.chunk_size, max_line_bytes: config.max_line_bytes };
+    let limits = Limits {
+        chunk_size: config.chunk_size,
+        max_line_bytes: config.max_line_bytes,
+    };
     let batch_len = (threads * 4).max(8);
     let raw_read = Arc::new(AtomicU64::new(0));
     let progress = Progress::new(config.progress, total);
@@ -73,12 +76,25 @@ pub fn run(
         let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
         let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx));
 
-        let driven = driver.drive(&chunk_rx, batch_len, &out_tx, &recycle_rx, on_invalid, |d| {
-            progress.update(raw_read.load(Ordering::Relaxed), d.stats.lines, started.elapsed().as_secs_f64());
-        });
+        let driven = driver.drive(
+            &chunk_rx,
+            batch_len,
+            &out_tx,
+            &recycle_rx,
+            on_invalid,
+            |d| {
+                progress.update(
+                    raw_read.load(Ordering::Relaxed),
+                    d.stats.lines,
+                    started.elapsed().as_secs_f64(),
+                );
+            },
+        );
         drop(chunk_rx);
         drop(out_tx);
-        let written = writer.join().unwrap_or_else(|_| Err(io::Error::other("writer thread panicked")));
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("writer thread panicked")));
         // A write failure explains a failed send, so it comes first.
         written.map_err(Error::Write)?;
         driven
@@ -129,7 +145,10 @@ fn read_inputs(
                     }
                 }
             }
-            Source::Stream { reader, compression } => {
+            Source::Stream {
+                reader,
+                compression,
+            } => {
                 let mut chunker = StreamChunker::new(reader, index, limits);
                 loop {
                     match chunker.next_chunk() {
@@ -185,19 +204,31 @@ struct Driver<'a> {
 }
 
 impl<'a> Driver<'a> {
-    fn new(config: &'a Config, names: &'a [String], threads: usize, pool: &'a rayon::ThreadPool) -> Self {
+    fn new(
+        config: &'a Config,
+        names: &'a [String],
+        threads: usize,
+        pool: &'a rayon::ThreadPool,
+    ) -> Self {
         let counting = config.output == Output::Counts;
         Self {
             config,
             names,
             pool,
-            shards: (0..SHARDS).map(|_| ShardState::new(config.exact, counting)).collect(),
-            scratches: (0..threads).map(|_| Mutex::new(KeyScratch::default())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| ShardState::new(config.exact, counting))
+                .collect(),
+            scratches: (0..threads)
+                .map(|_| Mutex::new(KeyScratch::default()))
+                .collect(),
             lines_in: vec![0; names.len()],
             input_end: vec![0; names.len()],
             spare: Vec::new(),
             uniques: Uniques::default(),
-            stats: Stats { threads, ..Stats::default() },
+            stats: Stats {
+                threads,
+                ..Stats::default()
+            },
         }
     }
 
@@ -268,7 +299,8 @@ impl<'a> Driver<'a> {
     /// The three phases for one batch.
     fn process(&mut self, batch: &mut [Work], on_invalid: &mut dyn FnMut(&InvalidLine<'_>)) {
         let config = self.config;
-        let keep_keys = config.exact || (matches!(config.emit, Emit::Canonical(_)) && config.field.is_none());
+        let keep_keys =
+            config.exact || (matches!(config.emit, Emit::Canonical(_)) && config.field.is_none());
         let scan = ScanConfig {
             canonicalizer: &config.canonicalizer,
             field: config.field,
@@ -291,9 +323,13 @@ impl<'a> Driver<'a> {
         let exact = config.exact;
         let works: &[Work] = batch;
         self.pool.install(|| {
-            self.shards.par_iter_mut().enumerate().with_max_len(1).for_each(|(s, shard)| {
-                shard.insert_batch(s, works, exact, counting);
-            });
+            self.shards
+                .par_iter_mut()
+                .enumerate()
+                .with_max_len(1)
+                .for_each(|(s, shard)| {
+                    shard.insert_batch(s, works, exact, counting);
+                });
         });
 
         let render = Render {
@@ -308,7 +344,10 @@ impl<'a> Driver<'a> {
             }
         } else {
             self.pool.install(|| {
-                batch.par_iter_mut().with_max_len(1).for_each(|work| work.render(&render));
+                batch
+                    .par_iter_mut()
+                    .with_max_len(1)
+                    .for_each(|work| work.render(&render));
             });
         }
         for work in batch.iter() {
@@ -331,7 +370,11 @@ impl<'a> Driver<'a> {
             self.stats.invalid += work.invalid.len() as u64;
             let source = self.names.get(chunk.input).map_or("", String::as_str);
             for inv in &work.invalid {
-                *self.stats.invalid_by_reason.entry(inv.problem.name()).or_insert(0) += 1;
+                *self
+                    .stats
+                    .invalid_by_reason
+                    .entry(inv.problem.name())
+                    .or_insert(0) += 1;
                 on_invalid(&InvalidLine {
                     source,
                     line: first_line + u64::from(inv.ordinal) + 1,

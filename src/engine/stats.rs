@@ -67,7 +67,13 @@ pub fn peak_rss_bytes() -> Option<u64> {
 
 fn parse_vm_hwm(status: &str) -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.trim_start_matches("VmHWM:").trim().trim_end_matches("kB").trim().parse().ok()?;
+    let kb: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
     kb.checked_mul(1024)
 }
 
@@ -77,11 +83,18 @@ mod tests {
 
     #[test]
     fn stats_ratios_and_vm_hwm() {
-        let s = Stats { unique: 3, duplicates: 1, ..Stats::default() };
+        let s = Stats {
+            unique: 3,
+            duplicates: 1,
+            ..Stats::default()
+        };
         assert!((s.duplicate_ratio() - 0.25).abs() < 1e-12);
         assert_eq!(Stats::default().duplicate_ratio(), 0.0);
         assert_eq!(Stats::default().mb_per_s(), 0.0);
-        assert_eq!(parse_vm_hwm("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS: 1 kB\n"), Some(2 << 20));
+        assert_eq!(
+            parse_vm_hwm("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS: 1 kB\n"),
+            Some(2 << 20)
+        );
         assert_eq!(parse_vm_hwm("Name:\tx\n"), None);
     }
 }
