@@ -16,10 +16,15 @@ fn corpus() -> (String, Vec<u8>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/datasets");
     let mut data = Vec::new();
     for dir in ["ada-url-various", "iscx-url-2016"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
         let mut files: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
         files.sort();
-        for f in files.iter().filter(|f| f.extension().is_some_and(|e| e == "txt")) {
+        for f in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "txt"))
+        {
             if let Ok(bytes) = std::fs::read(f) {
                 data.extend_from_slice(&bytes);
                 if !data.ends_with(b"\n") {
@@ -30,7 +35,12 @@ fn corpus() -> (String, Vec<u8>) {
     }
     if data.is_empty() {
         for i in 0..400_000u32 {
-            let line = format!("http://host{}.example/path/{}?q={}\n", i % 5003, i % 70001, i % 3);
+            let line = format!(
+                "http://host{}.example/path/{}?q={}\n",
+                i % 5003,
+                i % 70001,
+                i % 3
+            );
             data.extend_from_slice(line.as_bytes());
         }
         return ("generated".to_owned(), data);
@@ -76,9 +86,13 @@ fn bench_engine(c: &mut Criterion) {
             let id = BenchmarkId::new(format!("{label}/{name}"), format!("{threads}t"));
             group.bench_function(id, |b| {
                 b.iter(|| {
-                    let input = Input::Bytes { name: name.clone(), bytes: Arc::clone(&bytes) };
-                    let stats = engine::run(&config, vec![input], &mut std::io::sink(), &mut |_| {})
-                        .expect("in-memory run");
+                    let input = Input::Bytes {
+                        name: name.clone(),
+                        bytes: Arc::clone(&bytes),
+                    };
+                    let stats =
+                        engine::run(&config, vec![input], &mut std::io::sink(), &mut |_| {})
+                            .expect("in-memory run");
                     assert_eq!(stats.unique, want, "engine and naive unique counts differ");
                     stats.unique
                 });
