@@ -357,8 +357,14 @@ impl ShardState {
 
     /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
     pub fn insert_batch(&mut self, s: usize, works: &[Work], exact: bool, counting: bool) {
+        /// How many entries ahead slots are loaded.
+        const AHEAD: usize = 8;
         for w in works {
-            for e in &w.buckets[s] {
+            let entries = &w.buckets[s];
+            for (k, e) in entries.iter().enumerate() {
+                if let Some(ahead) = entries.get(k + AHEAD) {
+                    self.set.touch(ahead.fingerprint());
+                }
                 let rec = &w.recs[e.rec as usize];
                 let key = if exact { w.key(rec) } else { &[] };
                 let ins = self.set.insert(e.fingerprint(), key);

@@ -102,6 +102,15 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         }
     }
 
+    /// Reads the home slot of `fp` so that a later [`insert`](Self::insert)
+    /// of it finds the slot in cache (a portable stand-in for a prefetch
+    /// instruction: the load is issued early and its result ignored).
+    #[inline]
+    pub fn touch(&self, fp: u128) {
+        let mask = self.slots.len() - 1;
+        std::hint::black_box(self.slots[home(fp, mask)]);
+    }
+
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
     /// is the number of fingerprints inserted before it.
     #[inline]
