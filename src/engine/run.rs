@@ -69,7 +69,7 @@ pub fn run(
 
     let mut driver = Driver::new(config, &names, threads, &pool);
     let result = std::thread::scope(|scope| {
-        let (chunk_tx, chunk_rx) = mpsc::sync_channel(batch_len * 2);
+        let (chunk_tx, chunk_rx) = mpsc::sync_channel(batch_len);
         let reader_raw = Arc::clone(&raw_read);
         scope.spawn(move || read_inputs(inputs, limits, &reader_raw, &chunk_tx));
         let (out_tx, out_rx) = mpsc::sync_channel::<Vec<u8>>(4);
