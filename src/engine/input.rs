@@ -194,12 +194,40 @@ pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
             }
             stream_source(&name, Box::new(CountingReader::new(file, raw_read)))
         }
-        Input::Stdin => stream_source(&name, Box::new(CountingReader::new(io::stdin(), raw_read))),
+        Input::Stdin => {
+            if let Some(map) = map_stdin() {
+                return Ok(slice_source(
+                    SharedBytes(Arc::new(Backing::Map(map))),
+                    raw_read,
+                ));
+            }
+            stream_source(&name, Box::new(CountingReader::new(io::stdin(), raw_read)))
+        }
         Input::Bytes { bytes, .. } => Ok(slice_source(SharedBytes::from_memory(bytes), raw_read)),
         Input::Reader { reader, .. } => {
             stream_source(&name, Box::new(CountingReader::new(reader, raw_read)))
         }
     }
+}
+
+/// Maps stdin when it is a non-empty regular file read from its start
+/// (`urikey dedup < file`), like a named file.
+#[cfg(unix)]
+fn map_stdin() -> Option<memmap2::Mmap> {
+    use std::io::Seek;
+    use std::os::fd::AsFd;
+    let mut file = File::from(io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() == 0 || file.stream_position().ok()? != 0 {
+        return None;
+    }
+    // SAFETY: as for named files, see `map_file`.
+    unsafe { map_file(&file) }.ok()
+}
+
+#[cfg(not(unix))]
+fn map_stdin() -> Option<memmap2::Mmap> {
+    None
 }
 
 /// Maps `file` read-only and advises the kernel of sequential access.
