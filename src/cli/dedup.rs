@@ -63,7 +63,8 @@ pub struct DedupArgs {
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Write every invalid line to FILE as `path:line:byte:reason<TAB>line`.
+    /// Write every invalid line to FILE as `path:line:byte:reason<TAB>line`
+    /// (lines longer than --max-line-bytes are cut to that length).
     #[arg(long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
 
