@@ -166,6 +166,7 @@ impl SliceChunker {
     pub fn next_chunk(&mut self) -> Option<(Chunk, u64)> {
         let data = self.bytes.as_slice();
         let cut = cut_slice(data, self.pos, self.limits)?;
+        self.bytes.prefault(self.pos..cut.end);
         let chunk = Chunk {
             input: self.input,
             offset: self.pos as u64,

@@ -79,6 +79,24 @@ impl SharedBytes {
         }
     }
 
+    /// Asks the kernel to map `range` now (Linux `MADV_POPULATE_READ`), so
+    /// that the page faults are taken by the calling thread (the reader)
+    /// rather than by the workers. Only a hint: failure changes nothing.
+    pub fn prefault(&self, range: std::ops::Range<usize>) {
+        #[cfg(target_os = "linux")]
+        if let Backing::Map(map) = &*self.0 {
+            if range.start < range.end && range.end <= map.len() {
+                let _ = map.advise_range(
+                    memmap2::Advice::PopulateRead,
+                    range.start,
+                    range.end - range.start,
+                );
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
+    }
+
     /// Tells the kernel that `range` will not be read again, so its pages
     /// leave this process's resident set (they stay in the page cache).
     /// Without this, the resident set of a run would grow to the size of
