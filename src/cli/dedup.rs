@@ -168,7 +168,8 @@ impl Cleanup {
         }
     }
 
-    /// Installs the Ctrl-C handler: remove the files, exit 130.
+    /// Installs the Ctrl-C (and SIGTERM/SIGHUP) handler: remove the files,
+    /// exit 130.
     fn install(&self) {
         let files = self.clone();
         // Failing to install (a handler already exists) only loses cleanup.
