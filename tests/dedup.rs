@@ -607,41 +607,47 @@ fn dedup_closed_pipe_is_quiet_success() {
 #[cfg(unix)]
 #[test]
 fn dedup_ctrl_c_leaves_no_output_file() {
-    let dir = TempDir::new().expect("temp dir");
-    let out = dir.path().join("out.txt");
-    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("urikey"))
-        .arg("dedup")
-        .arg("-o")
-        .arg(&out)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawns");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(SAMPLE).expect("fed");
-    // Wait until the temporary file exists, then interrupt.
-    for _ in 0..200 {
-        if !listing(dir.path()).is_empty() {
-            break;
+    for signal in ["-INT", "-TERM"] {
+        let dir = TempDir::new().expect("temp dir");
+        let out = dir.path().join("out.txt");
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("urikey"))
+            .arg("dedup")
+            .arg("-o")
+            .arg(&out)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawns");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(SAMPLE).expect("fed");
+        // Wait until the temporary file exists, then interrupt.
+        for _ in 0..500 {
+            if !listing(dir.path()).is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(
+            !listing(dir.path()).is_empty(),
+            "the temporary output exists while running"
+        );
+        let status = StdCommand::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let code = child.wait().expect("exits");
+        drop(stdin);
+        assert_ne!(code.code(), Some(0), "{signal}");
+        assert!(!out.exists(), "{signal}");
+        assert!(
+            listing(dir.path()).is_empty(),
+            "{signal}: {:?}",
+            listing(dir.path())
+        );
     }
-    assert!(
-        !listing(dir.path()).is_empty(),
-        "the temporary output exists while running"
-    );
-    let status = StdCommand::new("kill")
-        .arg("-INT")
-        .arg(child.id().to_string())
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
-    let code = child.wait().expect("exits");
-    drop(stdin);
-    assert_ne!(code.code(), Some(0));
-    assert!(!out.exists());
-    assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
 }
 
 // ---------------------------------------------------------------------------
