@@ -1,1 +1,192 @@
-//! The dedup engine (in progress).
+//! The dedup engine: many-GB newline-delimited URL dumps in, the first line
+//! of every canonical key out, in input order.
+//!
+//! ```text
+//!  inputs ──► reader thread ──► chunks ──► batch ──► phase 1 (rayon, per chunk)
+//!  (mmap,      (cut at \n,                           line → uri key → XXH3-128,
+//!   stdin,      BOM, long                            bucket by shard
+//!   gz, zst)    lines)                                  │
+//!                                                       ▼
+//!                                          phase 2 (rayon, per shard)
+//!                                          insert in chunk order, flag new lines
+//!                                                       │
+//!                                                       ▼
+//!                                          phase 3 (rayon, per chunk)
+//!                                          render selected lines
+//!                                                       │
+//!                                                       ▼
+//!                                          writer thread (in chunk order)
+//! ```
+//!
+//! Inputs that are regular files are memory-mapped; stdin, pipes and
+//! compressed inputs (gzip and zstd, recognised by their magic bytes) are
+//! streamed. A batch holds a bounded number of chunks, so memory grows with
+//! the number of distinct keys only, never with the input size.
+//!
+//! # Output does not depend on threads or chunking
+//!
+//! Every shard of the seen-set inserts its fingerprints batch by batch and,
+//! inside a batch, chunk by chunk in input order. The line that is "first"
+//! for a key is therefore the first one in the input, whatever the number of
+//! threads, the chunk size or where batches fall.
+//!
+//! # Collision bound
+//!
+//! By default the seen-set keeps only the 128-bit XXH3 fingerprint of each
+//! `uri` key (23 to 46 bytes per distinct key, see
+//! [`fpset`]). Two different keys are merged only if their
+//! fingerprints collide. For `n` distinct keys the birthday bound gives a
+//! probability of at most about `n² / 2¹²⁹` that any collision happens at all:
+//! about 1.5 × 10⁻¹⁹ for 10¹⁰ keys, 1.5 × 10⁻¹⁵ for 10¹² keys. When that is
+//! not good enough, [`Config::exact`] keeps the full keys (memory then grows
+//! with their total length) and never merges different keys.
+//!
+//! # Counts
+//!
+//! With [`Output::Counts`] nothing can be written before the whole input is
+//! read: the engine keeps, per distinct key, its output line, an 8-byte
+//! count, an 8-byte index and a 4-byte id next to its fingerprint.
+
+mod batch;
+mod chunk;
+mod error;
+pub mod fpset;
+mod input;
+mod progress;
+mod run;
+mod shard;
+mod stats;
+
+use core::fmt;
+
+use crate::uri::key::{Canonicalizer, KeyFormat};
+use crate::uri::ParseErrorKind;
+
+pub use error::Error;
+pub use input::Input;
+pub use run::run;
+pub use stats::{peak_rss_bytes, Stats};
+
+/// What is printed for a selected line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// The canonical key, in this form.
+    Canonical(KeyFormat),
+    /// The first-seen line as it was (without `\r`).
+    Original,
+}
+
+/// Take the URL from one column of each line; the whole line is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// 0-based column index.
+    pub index: usize,
+    /// Column separator.
+    pub delimiter: u8,
+}
+
+/// Which lines are printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Output {
+    /// The first line of every key, in input order.
+    #[default]
+    Unique,
+    /// Every line whose key was seen before, in input order.
+    Duplicates,
+    /// The first line of every key prefixed with the number of lines that
+    /// had the key and a TAB (written at the end of the run).
+    Counts,
+}
+
+/// How a run behaves. Build with [`Config::new`] and change fields.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Turns lines into keys.
+    pub canonicalizer: Canonicalizer,
+    /// What to print for a line.
+    pub emit: Emit,
+    /// Take the URL from one column.
+    pub field: Option<Field>,
+    /// Which lines to print.
+    pub output: Output,
+    /// Compare full keys instead of 128-bit fingerprints.
+    pub exact: bool,
+    /// Worker threads; 0 means one per available core.
+    pub threads: usize,
+    /// Target chunk size in bytes.
+    pub chunk_size: usize,
+    /// Longest accepted line, in bytes (without `\n`/`\r`).
+    pub max_line_bytes: usize,
+    /// Draw a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// Largest accepted `chunk_size` and `max_line_bytes` (chunk offsets are
+/// 32-bit).
+pub const MAX_CHUNK_BYTES: usize = 512 << 20;
+
+impl Config {
+    /// Defaults: canonical `uri` keys, unique lines, fingerprints, all
+    /// cores, 4 MiB chunks, 1 MiB line limit, no progress bar.
+    pub fn new(canonicalizer: Canonicalizer) -> Self {
+        Self {
+            canonicalizer,
+            emit: Emit::Canonical(KeyFormat::Uri),
+            field: None,
+            output: Output::Unique,
+            exact: false,
+            threads: 0,
+            chunk_size: 4 << 20,
+            max_line_bytes: 1 << 20,
+            progress: false,
+        }
+    }
+}
+
+/// Why a line is invalid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// The URL did not parse.
+    Parse(ParseErrorKind),
+    /// The line is longer than [`Config::max_line_bytes`].
+    LineTooLong,
+    /// The line has fewer columns than [`Config::field`] asks for.
+    MissingField,
+}
+
+impl Problem {
+    /// A stable machine-readable name: the parse error's name,
+    /// `line-too-long` or `missing-field`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Problem::Parse(kind) => kind.name(),
+            Problem::LineTooLong => "line-too-long",
+            Problem::MissingField => "missing-field",
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Parse(kind) => write!(f, "{kind}"),
+            Problem::LineTooLong => f.write_str("line too long"),
+            Problem::MissingField => f.write_str("missing field"),
+        }
+    }
+}
+
+/// An invalid line, as reported to the caller (in input order).
+#[derive(Clone, Copy, Debug)]
+pub struct InvalidLine<'a> {
+    /// The input's name (`-` for stdin).
+    pub source: &'a str,
+    /// 1-based line number within that input.
+    pub line: u64,
+    /// Offset of the offending byte within that (decompressed) input.
+    pub byte: u64,
+    /// What was wrong.
+    pub problem: Problem,
+    /// The line, without `\n`/`\r`, cut to the line limit.
+    pub text: &'a [u8],
+}

@@ -1,0 +1,454 @@
+//! The three phases that turn a batch of chunks into output.
+//!
+//! 1. [`Work::scan`] (parallel over chunks): every line becomes a key and a
+//!    fingerprint, or an [`Invalid`] record; fingerprints are bucketed by
+//!    shard.
+//! 2. [`insert_batch`] (parallel over shards): each shard inserts its
+//!    buckets in chunk order and flags the lines that were new.
+//! 3. [`Work::render`] (parallel over chunks): the selected lines are
+//!    written into the chunk's output buffer, which the writer thread then
+//!    writes in chunk order. With counts, [`Work::collect_uniques`] runs
+//!    instead, serially.
+//!
+//! Because every shard sees its lines in input order, which line of a key
+//! is "first" never depends on threads, chunk size or batch boundaries.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::uri::key::{fingerprint, Canonicalizer, KeyFormat, KeyScratch};
+
+use super::chunk::Chunk;
+use super::shard::{shard_of, ShardSet, SHARDS};
+use super::{Emit, Field, Output, Problem};
+
+/// Flag bit of a line whose key had not been seen before.
+const NEW: u32 = 1 << 31;
+
+/// A valid line: its place in the chunk and where its key is.
+#[derive(Clone, Copy, Debug)]
+struct LineRec {
+    /// Line start within the chunk.
+    start: u32,
+    /// Line length, without `\n` and `\r`.
+    len: u32,
+    /// Key start within the chunk, or within the arena.
+    key_start: u32,
+    /// Key length.
+    key_len: u32,
+    /// The key is in the arena (it differs from the input bytes).
+    key_in_arena: bool,
+    /// The shard of the key's fingerprint.
+    shard: u8,
+}
+
+/// An invalid line.
+#[derive(Clone, Copy, Debug)]
+pub struct Invalid {
+    /// Index of the line in its chunk (0-based, blank lines counted).
+    pub ordinal: u32,
+    /// Line start within the chunk.
+    pub start: u32,
+    /// Line length, without `\n` and `\r`.
+    pub len: u32,
+    /// Offset of the offending byte within the line.
+    pub index: u32,
+    /// What was wrong.
+    pub problem: Problem,
+}
+
+/// A fingerprint waiting to be inserted into its shard.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    fp: [u64; 2],
+    rec: u32,
+}
+
+impl Entry {
+    fn fingerprint(&self) -> u128 {
+        (u128::from(self.fp[1]) << 64) | u128::from(self.fp[0])
+    }
+}
+
+/// What phase 1 needs besides the chunk.
+pub struct ScanConfig<'a> {
+    /// Turns lines into keys.
+    pub canonicalizer: &'a Canonicalizer,
+    /// Take the URL from this column.
+    pub field: Option<Field>,
+    /// Longest accepted line.
+    pub max_line_bytes: usize,
+    /// Keep the key bytes of every valid line (needed to print keys and
+    /// for exact mode).
+    pub keep_keys: bool,
+}
+
+/// One chunk and everything the phases compute about it. Reused from batch
+/// to batch so its buffers keep their capacity.
+#[derive(Default)]
+pub struct Work {
+    /// The chunk being processed.
+    pub chunk: Option<Chunk>,
+    recs: Vec<LineRec>,
+    arena: Vec<u8>,
+    buckets: Vec<Vec<Entry>>,
+    flags: Vec<AtomicU32>,
+    /// Invalid lines, in order.
+    pub invalid: Vec<Invalid>,
+    /// Lines in the chunk (blank and invalid included).
+    pub lines: u64,
+    /// Blank lines in the chunk.
+    pub blank: u64,
+    /// Lines whose key was new (after phase 2/3).
+    pub new: u64,
+    /// Rendered output (after phase 3).
+    pub out: Vec<u8>,
+}
+
+impl Work {
+    /// The chunk's bytes (empty when there is no chunk).
+    pub fn bytes(&self) -> &[u8] {
+        self.chunk.as_ref().map_or(&[], |c| c.bytes())
+    }
+
+    /// Number of valid lines.
+    pub fn valid(&self) -> u64 {
+        self.recs.len() as u64
+    }
+
+    /// Phase 1: keys, fingerprints and shard buckets for every line.
+    pub fn scan(&mut self, cfg: &ScanConfig<'_>, scratch: &mut KeyScratch) {
+        self.recs.clear();
+        self.arena.clear();
+        self.invalid.clear();
+        self.buckets.resize_with(SHARDS, Vec::new);
+        for b in &mut self.buckets {
+            b.clear();
+        }
+        self.lines = 0;
+        self.blank = 0;
+        self.new = 0;
+        let Some(chunk) = &self.chunk else { return };
+        let data = chunk.bytes();
+        let truncated_tail = chunk.truncated_tail;
+        let mut pos = 0usize;
+        let mut ordinal = 0u32;
+        let mut newlines = memchr::memchr_iter(b'\n', data);
+        while pos < data.len() {
+            let (end, next) = match newlines.next() {
+                Some(i) => (i, i + 1),
+                None => (data.len(), data.len()),
+            };
+            let cut_short = truncated_tail && next == data.len() && end == data.len();
+            let raw = &data[pos..end];
+            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let line = if cut_short { raw } else { line };
+            // `pos` and lengths fit in u32: chunks are capped well below 4 GiB.
+            let start = pos as u32;
+            if line.is_empty() {
+                self.blank += 1;
+            } else if cut_short || line.len() > cfg.max_line_bytes {
+                let len = line.len().min(cfg.max_line_bytes) as u32;
+                self.invalid.push(Invalid {
+                    ordinal,
+                    start,
+                    len,
+                    index: cfg.max_line_bytes as u32,
+                    problem: Problem::LineTooLong,
+                });
+            } else {
+                let (field_start, url) = match cfg.field {
+                    None => (0, Some(line)),
+                    Some(f) => match find_field(line, f) {
+                        Some((s, e)) => (s, line.get(s..e)),
+                        None => (line.len(), None),
+                    },
+                };
+                match url {
+                    None => self.invalid.push(Invalid {
+                        ordinal,
+                        start,
+                        len: line.len() as u32,
+                        index: field_start as u32,
+                        problem: Problem::MissingField,
+                    }),
+                    Some(url) => match cfg.canonicalizer.uri_key(url, scratch) {
+                        Err(e) => self.invalid.push(Invalid {
+                            ordinal,
+                            start,
+                            len: line.len() as u32,
+                            index: (field_start + e.index()) as u32,
+                            problem: Problem::Parse(e.kind()),
+                        }),
+                        Ok(key) => {
+                            let fp = fingerprint(key);
+                            let shard = shard_of(fp);
+                            let rec = self.recs.len() as u32;
+                            let (key_start, key_in_arena) = if !cfg.keep_keys {
+                                (0, false)
+                            } else if let Some(at) = offset_within(data, key) {
+                                (at as u32, false)
+                            } else {
+                                let at = self.arena.len();
+                                self.arena.extend_from_slice(key);
+                                (at as u32, true)
+                            };
+                            self.recs.push(LineRec {
+                                start,
+                                len: line.len() as u32,
+                                key_start,
+                                key_len: key.len() as u32,
+                                key_in_arena,
+                                // Fewer than 256 shards, so this is lossless.
+                                shard: shard as u8,
+                            });
+                            self.buckets[shard].push(Entry {
+                                fp: [fp as u64, (fp >> 64) as u64],
+                                rec,
+                            });
+                        }
+                    },
+                }
+            }
+            ordinal += 1;
+            pos = next;
+        }
+        self.lines = u64::from(ordinal);
+        self.flags.clear();
+        self.flags
+            .resize_with(self.recs.len(), || AtomicU32::new(0));
+    }
+
+    /// The bytes of a valid line.
+    fn line(&self, rec: &LineRec) -> &[u8] {
+        let start = rec.start as usize;
+        self.bytes()
+            .get(start..start + rec.len as usize)
+            .unwrap_or_default()
+    }
+
+    /// The key of a valid line (empty unless keys were kept).
+    fn key(&self, rec: &LineRec) -> &[u8] {
+        let start = rec.key_start as usize;
+        let range = start..start + rec.key_len as usize;
+        let src = if rec.key_in_arena {
+            &self.arena[..]
+        } else {
+            self.bytes()
+        };
+        src.get(range).unwrap_or_default()
+    }
+
+    /// The bytes of an invalid line (cut to the line limit).
+    pub fn invalid_line(&self, inv: &Invalid) -> &[u8] {
+        let start = inv.start as usize;
+        self.bytes()
+            .get(start..start + inv.len as usize)
+            .unwrap_or_default()
+    }
+
+    /// Whether valid line `i` was new, and its id in its shard.
+    fn flag(&self, i: usize) -> (bool, u32) {
+        let f = self.flags[i].load(Ordering::Relaxed);
+        (f & NEW != 0, f & !NEW)
+    }
+
+    /// Appends what `emit` prints for valid line `rec` (no newline).
+    fn emit_into(&self, rec: &LineRec, r: &Render<'_>, out: &mut Vec<u8>) {
+        match r.emit {
+            Emit::Canonical(format) if r.field.is_none() => {
+                let key = self.key(rec);
+                if format == KeyFormat::Uri {
+                    out.extend_from_slice(key);
+                } else {
+                    r.canonicalizer.write_key(key, format, out);
+                }
+            }
+            _ => out.extend_from_slice(self.line(rec)),
+        }
+    }
+
+    /// Phase 3: the selected lines into `self.out`.
+    pub fn render(&mut self, r: &Render<'_>) {
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        // Enough for every line and its newline unless keys grew.
+        out.reserve(self.bytes().len() + 1);
+        let mut new = 0u64;
+        for (i, rec) in self.recs.iter().enumerate() {
+            let (is_new, _) = self.flag(i);
+            new += u64::from(is_new);
+            let selected = match r.output {
+                Output::Unique => is_new,
+                Output::Duplicates => !is_new,
+                Output::Counts => false,
+            };
+            if selected {
+                self.emit_into(rec, r, &mut out);
+                out.push(b'\n');
+            }
+        }
+        self.new = new;
+        self.out = out;
+    }
+
+    /// Phase 3 with counts: stores each new line's output in `uniques`, in
+    /// input order, and records its global index in its shard.
+    pub fn collect_uniques(
+        &mut self,
+        r: &Render<'_>,
+        shards: &mut [ShardState],
+        uniques: &mut Uniques,
+    ) {
+        let mut new = 0u64;
+        for (i, rec) in self.recs.iter().enumerate() {
+            let (is_new, id) = self.flag(i);
+            if !is_new {
+                continue;
+            }
+            new += 1;
+            let shard = &mut shards[usize::from(rec.shard)];
+            let global = uniques.ends.len() as u64;
+            let id = id as usize;
+            if shard.global.len() <= id {
+                shard.global.resize(id + 1, 0);
+            }
+            shard.global[id] = global;
+            self.emit_into(rec, r, &mut uniques.bytes);
+            uniques.ends.push(uniques.bytes.len() as u64);
+        }
+        self.new = new;
+    }
+}
+
+/// What phase 3 needs.
+pub struct Render<'a> {
+    /// What to print for a line.
+    pub emit: Emit,
+    /// Which lines to print.
+    pub output: Output,
+    /// Column mode prints whole lines.
+    pub field: Option<Field>,
+    /// Formats keys in `surt`/`hash` form.
+    pub canonicalizer: &'a Canonicalizer,
+}
+
+/// One shard: its set, and with counts, a count and the global index of
+/// each key.
+pub struct ShardState {
+    set: ShardSet,
+    counts: Vec<u64>,
+    global: Vec<u64>,
+}
+
+impl ShardState {
+    /// An empty shard.
+    pub fn new(exact: bool, counting: bool) -> Self {
+        Self {
+            set: ShardSet::new(exact, counting),
+            counts: Vec::new(),
+            global: Vec::new(),
+        }
+    }
+
+    /// Distinct keys in this shard.
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
+    pub fn insert_batch(&mut self, s: usize, works: &[Work], exact: bool, counting: bool) {
+        /// How many entries ahead slots are loaded.
+        const AHEAD: usize = 8;
+        for w in works {
+            let entries = &w.buckets[s];
+            for (k, e) in entries.iter().enumerate() {
+                if let Some(ahead) = entries.get(k + AHEAD) {
+                    self.set.touch(ahead.fingerprint());
+                }
+                let rec = &w.recs[e.rec as usize];
+                let key = if exact { w.key(rec) } else { &[] };
+                let ins = self.set.insert(e.fingerprint(), key);
+                let id = ins.id();
+                if counting {
+                    let id = id as usize;
+                    if ins.is_new() {
+                        if self.counts.len() <= id {
+                            self.counts.resize(id + 1, 0);
+                        }
+                        self.counts[id] = 1;
+                    } else if let Some(c) = self.counts.get_mut(id) {
+                        *c += 1;
+                    }
+                }
+                let flag = if ins.is_new() {
+                    NEW | (id & !NEW)
+                } else {
+                    id & !NEW
+                };
+                w.flags[e.rec as usize].store(flag, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Adds this shard's counts into `counts`, indexed by global index.
+    pub fn scatter_counts(&self, counts: &mut [u64]) {
+        for (id, &g) in self.global.iter().enumerate() {
+            if let (Some(slot), Some(&c)) = (counts.get_mut(g as usize), self.counts.get(id)) {
+                *slot = c;
+            }
+        }
+    }
+}
+
+/// The first-seen output of every distinct key, for `--count`.
+#[derive(Default)]
+pub struct Uniques {
+    /// All outputs, back to back.
+    pub bytes: Vec<u8>,
+    /// End of each output in `bytes`.
+    pub ends: Vec<u64>,
+}
+
+/// The column `f` of `line`, as a range, or `None` when the line has fewer
+/// columns.
+fn find_field(line: &[u8], f: Field) -> Option<(usize, usize)> {
+    let mut start = 0usize;
+    let mut delims = memchr::memchr_iter(f.delimiter, line);
+    for _ in 0..f.index {
+        start = delims.next()? + 1;
+    }
+    let end = delims.next().unwrap_or(line.len());
+    Some((start, end))
+}
+
+/// Where `inner` starts within `outer`, when it is a sub-slice of it.
+fn offset_within(outer: &[u8], inner: &[u8]) -> Option<usize> {
+    let o = outer.as_ptr() as usize;
+    let i = inner.as_ptr() as usize;
+    (i >= o && i + inner.len() <= o + outer.len() && !inner.is_empty()).then(|| i - o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_find_field_columns() {
+        let f = |index| Field {
+            index,
+            delimiter: b'\t',
+        };
+        assert_eq!(find_field(b"a\tbb\tc", f(0)), Some((0, 1)));
+        assert_eq!(find_field(b"a\tbb\tc", f(1)), Some((2, 4)));
+        assert_eq!(find_field(b"a\tbb\tc", f(2)), Some((5, 6)));
+        assert_eq!(find_field(b"a\tbb\tc", f(3)), None);
+        assert_eq!(find_field(b"a\t", f(1)), Some((2, 2)));
+    }
+
+    #[test]
+    fn batch_offset_within() {
+        let v = b"hello world".to_vec();
+        assert_eq!(offset_within(&v, &v[6..]), Some(6));
+        assert_eq!(offset_within(&v, b"world"), None);
+    }
+}

@@ -1,0 +1,79 @@
+//! Errors that stop a dedup run (bad lines never do: they are data).
+
+use std::fmt;
+use std::io;
+
+/// Why a run stopped before its output was complete.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An input could not be opened (missing, unreadable, a directory...).
+    Open {
+        /// The input as the user named it.
+        path: String,
+        /// What the operating system said.
+        source: io::Error,
+    },
+    /// An input failed while being read or decompressed.
+    Read {
+        /// The input as the user named it.
+        path: String,
+        /// `Some("gzip")` or `Some("zstd")` when the input was compressed.
+        compression: Option<&'static str>,
+        /// Bytes of (decompressed) input read before the failure.
+        offset: u64,
+        /// What the reader or decoder said.
+        source: io::Error,
+    },
+    /// The output could not be written (a closed pipe is reported as this
+    /// too, with [`io::ErrorKind::BrokenPipe`]).
+    Write(io::Error),
+    /// The configuration is unusable (zero chunk size, ...).
+    Config(String),
+}
+
+impl Error {
+    /// True when the output went to a reader that has gone away.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Write(e) if e.kind() == io::ErrorKind::BrokenPipe)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Open { path, .. } => write!(f, "cannot open {path}"),
+            Error::Read {
+                path,
+                compression: Some(c),
+                offset,
+                ..
+            } => write!(
+                f,
+                "cannot decompress {path} (corrupt or truncated {c} data after {offset} \
+                 decompressed bytes)"
+            ),
+            Error::Read {
+                path,
+                compression: None,
+                offset,
+                ..
+            } => {
+                write!(f, "cannot read {path} after {offset} bytes")
+            }
+            Error::Write(_) => f.write_str("cannot write output"),
+            Error::Config(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Open { source, .. } | Error::Read { source, .. } | Error::Write(source) => {
+                Some(source)
+            }
+            Error::Config(_) => None,
+        }
+    }
+}

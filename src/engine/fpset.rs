@@ -1,0 +1,259 @@
+//! An open-addressing table of 128-bit fingerprints.
+//!
+//! Fingerprints are XXH3-128 values, so their bits are already uniformly
+//! distributed: the low bits choose the home slot directly, with no further
+//! hashing. Collisions between slots are resolved by linear probing. The
+//! value `0` marks an empty slot; the (astronomically unlikely) fingerprint
+//! `0` itself is kept aside in a separate field, so no two fingerprints are
+//! ever merged by the table.
+//!
+//! The table doubles when it would pass 70 % load, so it holds between 35 %
+//! and 70 % live slots: 23 to 46 bytes per fingerprint (plus 4 to 8 bytes per
+//! slot for the optional dense ids, see [`FingerprintTable::insert`]).
+
+/// Numerator / denominator of the maximum load factor.
+const MAX_LOAD: (usize, usize) = (7, 10);
+
+/// Smallest number of slots a table starts with.
+const MIN_SLOTS: usize = 64;
+
+/// What [`FingerprintTable::insert`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Insert {
+    /// The fingerprint was not in the table; it now is, with this dense id.
+    New(u32),
+    /// The fingerprint was already in the table, with this id.
+    Seen(u32),
+}
+
+impl Insert {
+    /// True for [`Insert::New`].
+    pub fn is_new(self) -> bool {
+        matches!(self, Insert::New(_))
+    }
+
+    /// The dense id, whether new or seen.
+    pub fn id(self) -> u32 {
+        match self {
+            Insert::New(id) | Insert::Seen(id) => id,
+        }
+    }
+}
+
+/// A set of fingerprints that gives each one a dense id (0, 1, 2, ... in
+/// insertion order) when `WITH_IDS` is true. Without ids only the
+/// fingerprints are stored and every id reads as 0.
+#[derive(Debug)]
+pub struct FingerprintTable<const WITH_IDS: bool> {
+    slots: Vec<u128>,
+    ids: Vec<u32>,
+    /// Live non-zero fingerprints in `slots`.
+    filled: usize,
+    /// The id of the fingerprint `0`, when it was inserted.
+    zero: Option<u32>,
+}
+
+impl<const WITH_IDS: bool> Default for FingerprintTable<WITH_IDS> {
+    fn default() -> Self {
+        Self::with_slots(MIN_SLOTS)
+    }
+}
+
+impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
+    fn with_slots(slots: usize) -> Self {
+        let slots = slots.max(MIN_SLOTS).next_power_of_two();
+        Self {
+            slots: vec![0; slots],
+            ids: if WITH_IDS { vec![0; slots] } else { Vec::new() },
+            filled: 0,
+            zero: None,
+        }
+    }
+
+    /// Number of distinct fingerprints stored.
+    pub fn len(&self) -> usize {
+        self.filled + usize::from(self.zero.is_some())
+    }
+
+    /// True when nothing was inserted yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of heap memory held by the table.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<u128>()
+            + self.ids.capacity() * std::mem::size_of::<u32>()
+    }
+
+    /// True when `fp` is in the table.
+    pub fn contains(&self, fp: u128) -> bool {
+        if fp == 0 {
+            return self.zero.is_some();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = home(fp, mask);
+        loop {
+            match self.slots[i] {
+                0 => return false,
+                s if s == fp => return true,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+
+    /// Reads the home slot of `fp` so that a later [`insert`](Self::insert)
+    /// of it finds the slot in cache (a portable stand-in for a prefetch
+    /// instruction: the load is issued early and its result ignored).
+    #[inline]
+    pub fn touch(&self, fp: u128) {
+        let mask = self.slots.len() - 1;
+        std::hint::black_box(self.slots[home(fp, mask)]);
+    }
+
+    /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
+    /// is the number of fingerprints inserted before it.
+    #[inline]
+    pub fn insert(&mut self, fp: u128) -> Insert {
+        if fp == 0 {
+            return match self.zero {
+                Some(id) => Insert::Seen(id),
+                None => {
+                    let id = self.next_id();
+                    self.zero = Some(id);
+                    Insert::New(id)
+                }
+            };
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = home(fp, mask);
+        loop {
+            let s = self.slots[i];
+            if s == fp {
+                return Insert::Seen(if WITH_IDS { self.ids[i] } else { 0 });
+            }
+            if s == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        if (self.filled + 1) * MAX_LOAD.1 > self.slots.len() * MAX_LOAD.0 {
+            self.grow();
+            return self.insert(fp);
+        }
+        let id = self.next_id();
+        self.slots[i] = fp;
+        if WITH_IDS {
+            self.ids[i] = id;
+        }
+        self.filled += 1;
+        Insert::New(id)
+    }
+
+    fn next_id(&self) -> u32 {
+        if WITH_IDS {
+            // Ids are u32: 4 billion distinct keys per table (the engine
+            // spreads keys over many tables) before they would wrap.
+            self.len() as u32
+        } else {
+            0
+        }
+    }
+
+    fn grow(&mut self) {
+        let new_len = self.slots.len() * 2;
+        let old_slots = std::mem::replace(&mut self.slots, vec![0; new_len]);
+        let old_ids = std::mem::replace(
+            &mut self.ids,
+            if WITH_IDS {
+                vec![0; new_len]
+            } else {
+                Vec::new()
+            },
+        );
+        let mask = new_len - 1;
+        for (k, &fp) in old_slots.iter().enumerate() {
+            if fp == 0 {
+                continue;
+            }
+            let mut i = home(fp, mask);
+            while self.slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = fp;
+            if WITH_IDS {
+                self.ids[i] = old_ids[k];
+            }
+        }
+    }
+}
+
+/// The home slot of `fp`: its low bits (the engine's shard choice uses the
+/// high bits, so the two are independent).
+#[inline]
+fn home(fp: u128, mask: usize) -> usize {
+    (fp as usize) & mask
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uri::key::fingerprint;
+
+    #[test]
+    fn fpset_insert_contains_grow() {
+        let mut t = FingerprintTable::<false>::default();
+        let n = 10_000u32;
+        for i in 0..n {
+            let fp = fingerprint(&i.to_le_bytes());
+            assert!(!t.contains(fp));
+            assert!(t.insert(fp).is_new());
+            assert!(t.contains(fp));
+            assert!(!t.insert(fp).is_new());
+        }
+        assert_eq!(t.len(), n as usize);
+        assert!(t.slots.len() >= MIN_SLOTS * 64, "the table grew");
+        for i in 0..n {
+            assert!(t.contains(fingerprint(&i.to_le_bytes())));
+        }
+        assert!(!t.contains(fingerprint(b"absent")));
+        // Load stays at or under 70 %.
+        assert!(t.filled * 10 <= t.slots.len() * 7);
+    }
+
+    #[test]
+    fn fpset_ids_are_dense_and_survive_growth() {
+        let mut t = FingerprintTable::<true>::default();
+        for i in 0..5_000u32 {
+            assert_eq!(t.insert(fingerprint(&i.to_le_bytes())), Insert::New(i));
+        }
+        for i in (0..5_000u32).rev() {
+            assert_eq!(t.insert(fingerprint(&i.to_le_bytes())), Insert::Seen(i));
+        }
+    }
+
+    #[test]
+    fn fpset_zero_and_colliding_home_slots() {
+        let mut t = FingerprintTable::<true>::default();
+        assert!(!t.contains(0));
+        // Same low bits, different high bits: they share a home slot.
+        let a = 5u128;
+        let b = (1u128 << 100) | 5;
+        let c = (1u128 << 127) | 5;
+        assert_eq!(t.insert(a), Insert::New(0));
+        assert_eq!(t.insert(0), Insert::New(1));
+        assert_eq!(t.insert(b), Insert::New(2));
+        assert_eq!(t.insert(c), Insert::New(3));
+        assert_eq!(t.insert(0), Insert::Seen(1));
+        assert_eq!(t.insert(b), Insert::Seen(2));
+        assert!(t.contains(0) && t.contains(a) && t.contains(c));
+        assert_eq!(t.len(), 4);
+        assert!(!t.is_empty());
+        // Probing wraps around the end of the slot array.
+        let last = (MIN_SLOTS as u128) - 1;
+        let mut w = FingerprintTable::<false>::default();
+        assert!(w.insert(last).is_new());
+        assert!(w.insert(last | (1 << 64)).is_new());
+        assert!(w.contains(last | (1 << 64)));
+    }
+}

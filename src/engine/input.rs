@@ -1,0 +1,407 @@
+//! Opening inputs: memory maps for regular files, streams for everything
+//! else, and decompression chosen by magic bytes (never by file name).
+
+use std::fs::File;
+use std::io::{self, BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::error::Error;
+
+/// One input of a dedup run. Several inputs form one logical stream, in
+/// the order given.
+pub enum Input {
+    /// A file: memory-mapped when it is a regular file (falling back to
+    /// reads when mapping fails), streamed otherwise.
+    Path(PathBuf),
+    /// Standard input, streamed. Reported as `-`.
+    Stdin,
+    /// Bytes already in memory (tests, benchmarks, embedding programs).
+    Bytes {
+        /// Name used in reports.
+        name: String,
+        /// The content (compressed content is recognised too).
+        bytes: Arc<[u8]>,
+    },
+    /// Any reader, streamed (compressed content is recognised too).
+    Reader {
+        /// Name used in reports.
+        name: String,
+        /// The reader.
+        reader: Box<dyn Read + Send>,
+    },
+}
+
+impl Input {
+    /// The name used in reports: the path as given, `-` for stdin.
+    pub fn name(&self) -> String {
+        match self {
+            Input::Path(p) => p.display().to_string(),
+            Input::Stdin => "-".to_owned(),
+            Input::Bytes { name, .. } | Input::Reader { name, .. } => name.clone(),
+        }
+    }
+
+    /// The on-disk size when it is known up front (for progress).
+    pub fn size_hint(&self) -> Option<u64> {
+        match self {
+            Input::Path(p) => std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len()),
+            Input::Bytes { bytes, .. } => Some(bytes.len() as u64),
+            Input::Stdin | Input::Reader { .. } => None,
+        }
+    }
+}
+
+/// Bytes that can be shared between threads and sliced into chunks.
+#[derive(Clone)]
+pub struct SharedBytes(Arc<Backing>);
+
+enum Backing {
+    Map(memmap2::Mmap),
+    Memory(Arc<[u8]>),
+}
+
+impl SharedBytes {
+    /// Bytes in memory.
+    pub fn from_memory(bytes: Arc<[u8]>) -> Self {
+        Self(Arc::new(Backing::Memory(bytes)))
+    }
+
+    /// All the bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match &*self.0 {
+            Backing::Map(map) => map,
+            Backing::Memory(bytes) => bytes,
+        }
+    }
+
+    /// Asks the kernel to map `range` now (Linux `MADV_POPULATE_READ`), so
+    /// that the page faults are taken by the calling thread (the reader)
+    /// rather than by the workers. Only a hint: failure changes nothing.
+    pub fn prefault(&self, range: std::ops::Range<usize>) {
+        #[cfg(target_os = "linux")]
+        if let Backing::Map(map) = &*self.0 {
+            if range.start < range.end && range.end <= map.len() {
+                let _ = map.advise_range(
+                    memmap2::Advice::PopulateRead,
+                    range.start,
+                    range.end - range.start,
+                );
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = range;
+    }
+
+    /// Tells the kernel that `range` will not be read again, so its pages
+    /// leave this process's resident set (they stay in the page cache).
+    /// Without this, the resident set of a run would grow to the size of
+    /// the mapped input. Only whole 64 KiB-aligned blocks inside `range`
+    /// are released; the call changes nothing that can be observed.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        #[cfg(unix)]
+        if let Backing::Map(map) = &*self.0 {
+            const BLOCK: usize = 64 << 10;
+            let start = range.start.div_ceil(BLOCK).saturating_mul(BLOCK);
+            let end = (range.end.min(map.len()) / BLOCK) * BLOCK;
+            if start < end {
+                // SAFETY: the map is a read-only `MAP_SHARED` map of a file,
+                // so after MADV_DONTNEED a later read of these pages faults
+                // them in again from the file with the same content: no byte
+                // any reference can see changes (the truncation caveat of
+                // `map_file` applies as before). Nothing is written through
+                // the map. Failure only means the pages stay resident.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start,
+                        end - start,
+                    )
+                };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = range;
+    }
+}
+
+/// An opened input, ready to be cut into chunks.
+pub enum Source {
+    /// All bytes are addressable at once (mmap or memory).
+    Slice(SharedBytes),
+    /// Bytes arrive in order from a reader.
+    Stream {
+        /// The (decompressing) reader.
+        reader: Box<dyn Read + Send>,
+        /// `Some("gzip")`/`Some("zstd")` when decompressing.
+        compression: Option<&'static str>,
+    },
+}
+
+/// Gzip member magic (RFC 1952).
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+/// Zstandard frame magic (RFC 8878), little-endian 0xFD2FB528.
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+/// The compression recognised from the first bytes of an input.
+fn sniff(prefix: &[u8]) -> Option<&'static str> {
+    if prefix.starts_with(GZIP_MAGIC) {
+        Some("gzip")
+    } else if prefix.starts_with(ZSTD_MAGIC) {
+        Some("zstd")
+    } else {
+        None
+    }
+}
+
+/// Checks that a path input can be opened and is not a directory, so a
+/// bad name fails the run before any output is written.
+///
+/// # Errors
+/// [`Error::Open`] naming the path.
+pub fn check_path(path: &Path) -> Result<(), Error> {
+    let open_err = |source| Error::Open {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = File::open(path).map_err(open_err)?;
+    let meta = file.metadata().map_err(open_err)?;
+    if meta.is_dir() {
+        return Err(open_err(io::Error::other("is a directory")));
+    }
+    Ok(())
+}
+
+/// Opens `input`; raw bytes consumed are added to `raw_read` as they are
+/// read (for progress), except for slices, whose chunks are counted by the
+/// caller.
+///
+/// # Errors
+/// [`Error::Open`] when the input cannot be opened, [`Error::Read`] when its
+/// first bytes cannot be read.
+pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
+    let name = input.name();
+    let open_err = |source| Error::Open {
+        path: name.clone(),
+        source,
+    };
+    match input {
+        Input::Path(path) => {
+            let file = File::open(&path).map_err(open_err)?;
+            let meta = file.metadata().map_err(open_err)?;
+            if meta.is_dir() {
+                return Err(open_err(io::Error::other("is a directory")));
+            }
+            if meta.is_file() {
+                if meta.len() == 0 {
+                    return Ok(Source::Slice(SharedBytes::from_memory(Arc::from(&[][..]))));
+                }
+                // SAFETY: see `map_file`; the map is only read, and the
+                // documented risk is a SIGBUS if another process truncates
+                // the file while we run.
+                if let Ok(map) = unsafe { map_file(&file) } {
+                    return Ok(slice_source(
+                        SharedBytes(Arc::new(Backing::Map(map))),
+                        raw_read,
+                    ));
+                }
+            }
+            stream_source(&name, Box::new(CountingReader::new(file, raw_read)))
+        }
+        Input::Stdin => {
+            if let Some(map) = map_stdin() {
+                return Ok(slice_source(
+                    SharedBytes(Arc::new(Backing::Map(map))),
+                    raw_read,
+                ));
+            }
+            stream_source(&name, Box::new(CountingReader::new(io::stdin(), raw_read)))
+        }
+        Input::Bytes { bytes, .. } => Ok(slice_source(SharedBytes::from_memory(bytes), raw_read)),
+        Input::Reader { reader, .. } => {
+            stream_source(&name, Box::new(CountingReader::new(reader, raw_read)))
+        }
+    }
+}
+
+/// Maps stdin when it is a non-empty regular file read from its start
+/// (`urikey dedup < file`), like a named file.
+#[cfg(unix)]
+fn map_stdin() -> Option<memmap2::Mmap> {
+    use std::io::Seek;
+    use std::os::fd::AsFd;
+    let mut file = File::from(io::stdin().as_fd().try_clone_to_owned().ok()?);
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() == 0 || file.stream_position().ok()? != 0 {
+        return None;
+    }
+    // SAFETY: as for named files, see `map_file`.
+    unsafe { map_file(&file) }.ok()
+}
+
+#[cfg(not(unix))]
+fn map_stdin() -> Option<memmap2::Mmap> {
+    None
+}
+
+/// Maps `file` read-only and advises the kernel of sequential access.
+///
+/// # Safety
+/// A memory map is only sound while nobody changes the file under it. If
+/// another process truncates the file while it is mapped, reading the lost
+/// pages raises SIGBUS and the process dies; if it rewrites bytes in place,
+/// lines may change between the moment they are read and the moment they
+/// are written. Both are the same trade-off `grep`-like tools make; callers
+/// who cannot rule them out should stream the input instead (pipe it in).
+unsafe fn map_file(file: &File) -> io::Result<memmap2::Mmap> {
+    // SAFETY: the caller accepts the truncation/modification risk above.
+    let map = unsafe { memmap2::Mmap::map(file)? };
+    #[cfg(unix)]
+    {
+        // Only a hint: failing to give it changes nothing but speed.
+        let _ = map.advise(memmap2::Advice::Sequential);
+    }
+    Ok(map)
+}
+
+/// A slice source, or a decompressing stream over it when its magic bytes
+/// say it is compressed.
+fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
+    let compression = sniff(bytes.as_slice());
+    match compression {
+        None => Source::Slice(bytes),
+        Some(kind) => {
+            let reader = CountingReader::new(SharedReader { bytes, pos: 0 }, raw_read);
+            Source::Stream {
+                reader: decoder(kind, Box::new(reader)),
+                compression,
+            }
+        }
+    }
+}
+
+/// A stream source: peeks at the first bytes to recognise compression.
+fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source, Error> {
+    let mut prefix = Vec::with_capacity(4);
+    (&mut reader)
+        .take(4)
+        .read_to_end(&mut prefix)
+        .map_err(|source| Error::Read {
+            path: name.to_owned(),
+            compression: None,
+            offset: 0,
+            source,
+        })?;
+    let compression = sniff(&prefix);
+    let whole: Box<dyn Read + Send> = Box::new(Cursor::new(prefix).chain(reader));
+    Ok(match compression {
+        None => Source::Stream {
+            reader: whole,
+            compression,
+        },
+        Some(kind) => Source::Stream {
+            reader: decoder(kind, whole),
+            compression,
+        },
+    })
+}
+
+/// A streaming decoder for `kind` over `raw`.
+fn decoder(kind: &'static str, raw: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
+    match kind {
+        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
+            1 << 16,
+            raw,
+        ))),
+        _ => Box::new(ZstdReader::new(raw)),
+    }
+}
+
+/// A zstd stream decoder created on first read, so that a failure to
+/// create its context surfaces as a read error (a truncated last frame is
+/// reported by the decoder itself as "incomplete frame").
+struct ZstdReader {
+    inner: Option<zstd::stream::read::Decoder<'static, BufReader<Box<dyn Read + Send>>>>,
+    raw: Option<Box<dyn Read + Send>>,
+}
+
+impl ZstdReader {
+    fn new(raw: Box<dyn Read + Send>) -> Self {
+        Self {
+            inner: None,
+            raw: Some(raw),
+        }
+    }
+}
+
+impl Read for ZstdReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.inner.is_none() {
+            if let Some(raw) = self.raw.take() {
+                self.inner = Some(zstd::stream::read::Decoder::new(raw)?);
+            }
+        }
+        match &mut self.inner {
+            Some(d) => d.read(buf),
+            None => Ok(0),
+        }
+    }
+}
+
+/// Reads a shared byte slice from a position.
+struct SharedReader {
+    bytes: SharedBytes,
+    pos: usize,
+}
+
+impl Read for SharedReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let all = self.bytes.as_slice();
+        let rest = all.get(self.pos..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Adds the bytes read to a shared counter.
+struct CountingReader<R> {
+    inner: R,
+    counter: Arc<AtomicU64>,
+}
+
+impl<R> CountingReader<R> {
+    fn new(inner: R, counter: &Arc<AtomicU64>) -> Self {
+        Self {
+            inner,
+            counter: Arc::clone(counter),
+        }
+    }
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.counter.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_sniff_by_magic_only() {
+        assert_eq!(sniff(b"\x1f\x8b\x08\x00"), Some("gzip"));
+        assert_eq!(sniff(b"\x28\xb5\x2f\xfd"), Some("zstd"));
+        assert_eq!(sniff(b"http"), None);
+        assert_eq!(sniff(b"\x1f"), None);
+        assert_eq!(sniff(b""), None);
+    }
+}

@@ -1,0 +1,447 @@
+//! The pipeline: a reader thread cuts inputs into chunks, the calling
+//! thread drives the three phases on a local rayon pool batch by batch, and
+//! a writer thread writes rendered batches in order.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::uri::key::KeyScratch;
+
+use super::batch::{Render, ScanConfig, ShardState, Uniques, Work};
+use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
+use super::error::Error;
+use super::input::{self, Input, Source};
+use super::progress::Progress;
+use super::shard::SHARDS;
+use super::stats::Stats;
+use super::{Config, Emit, InvalidLine, Output, MAX_CHUNK_BYTES};
+
+/// Size of the pieces the counts output is written in.
+const COUNTS_PIECE: usize = 1 << 20;
+
+/// Deduplicates `inputs` (one logical stream, in order) into `output`.
+///
+/// Every invalid line is passed to `on_invalid`, in input order, and the
+/// run goes on. Returns the run's statistics once the output is flushed.
+///
+/// # Errors
+/// [`Error::Open`] before anything is written when an input path cannot be
+/// opened; [`Error::Read`] when an input fails midway (the output is then
+/// incomplete); [`Error::Write`] when the output cannot be written;
+/// [`Error::Config`] for unusable settings.
+pub fn run(
+    config: &Config,
+    inputs: Vec<Input>,
+    output: &mut (dyn Write + Send),
+    on_invalid: &mut dyn FnMut(&InvalidLine<'_>),
+) -> Result<Stats, Error> {
+    let started = Instant::now();
+    check_config(config)?;
+    for input in &inputs {
+        if let Input::Path(path) = input {
+            input::check_path(path)?;
+        }
+    }
+    let names: Vec<String> = inputs.iter().map(Input::name).collect();
+    let total: Option<u64> = inputs.iter().map(Input::size_hint).sum();
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        config.threads
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("urikey-worker-{i}"))
+        .build()
+        .map_err(|e| Error::Config(format!("cannot start worker threads: {e}")))?;
+    let limits = Limits {
+        chunk_size: config.chunk_size,
+        max_line_bytes: config.max_line_bytes,
+    };
+    let batch_len = (threads * 4).max(8);
+    let raw_read = Arc::new(AtomicU64::new(0));
+    let progress = Progress::new(config.progress, total);
+
+    let mut driver = Driver::new(config, &names, threads, &pool);
+    let result = std::thread::scope(|scope| {
+        let (chunk_tx, chunk_rx) = mpsc::sync_channel(batch_len);
+        let reader_raw = Arc::clone(&raw_read);
+        scope.spawn(move || read_inputs(inputs, limits, &reader_raw, &chunk_tx));
+        let (out_tx, out_rx) = mpsc::sync_channel::<Vec<u8>>(4);
+        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
+        let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx));
+
+        let driven = driver.drive(
+            &chunk_rx,
+            batch_len,
+            &out_tx,
+            &recycle_rx,
+            on_invalid,
+            |d| {
+                progress.update(
+                    raw_read.load(Ordering::Relaxed),
+                    d.stats.lines,
+                    started.elapsed().as_secs_f64(),
+                );
+            },
+        );
+        drop(chunk_rx);
+        drop(out_tx);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("writer thread panicked")));
+        // A write failure explains a failed send, so it comes first.
+        written.map_err(Error::Write)?;
+        driven
+    });
+    progress.finish();
+    let mut stats = result?;
+    stats.wall = started.elapsed();
+    Ok(stats)
+}
+
+fn check_config(config: &Config) -> Result<(), Error> {
+    if config.chunk_size == 0 || config.chunk_size > MAX_CHUNK_BYTES {
+        return Err(Error::Config(format!(
+            "chunk size must be between 1 and {MAX_CHUNK_BYTES} bytes"
+        )));
+    }
+    if config.max_line_bytes == 0 || config.max_line_bytes > MAX_CHUNK_BYTES {
+        return Err(Error::Config(format!(
+            "line limit must be between 1 and {MAX_CHUNK_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// The reader thread: every input in order, cut into chunks.
+fn read_inputs(
+    inputs: Vec<Input>,
+    limits: Limits,
+    raw_read: &Arc<AtomicU64>,
+    tx: &SyncSender<Result<Chunk, Error>>,
+) {
+    for (index, input) in inputs.into_iter().enumerate() {
+        let name = input.name();
+        let source = match input::open(input, raw_read) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
+        match source {
+            Source::Slice(bytes) => {
+                let mut chunker = SliceChunker::new(bytes, index, limits);
+                while let Some((chunk, consumed)) = chunker.next_chunk() {
+                    raw_read.fetch_add(consumed, Ordering::Relaxed);
+                    if tx.send(Ok(chunk)).is_err() {
+                        return;
+                    }
+                }
+            }
+            Source::Stream {
+                reader,
+                compression,
+            } => {
+                let mut chunker = StreamChunker::new(reader, index, limits);
+                loop {
+                    match chunker.next_chunk() {
+                        Ok(Some(chunk)) => {
+                            if tx.send(Ok(chunk)).is_err() {
+                                return;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(source) => {
+                            let _ = tx.send(Err(Error::Read {
+                                path: name,
+                                compression,
+                                offset: chunker.position(),
+                                source,
+                            }));
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The writer thread: buffers in order, then a flush.
+fn write_all(
+    output: &mut (dyn Write + Send),
+    rx: &Receiver<Vec<u8>>,
+    recycle: &mpsc::Sender<Vec<u8>>,
+) -> io::Result<()> {
+    for buf in rx {
+        output.write_all(&buf)?;
+        let _ = recycle.send(buf);
+    }
+    output.flush()
+}
+
+/// The state of the calling thread between batches.
+struct Driver<'a> {
+    config: &'a Config,
+    names: &'a [String],
+    pool: &'a rayon::ThreadPool,
+    shards: Vec<ShardState>,
+    scratches: Vec<Mutex<KeyScratch>>,
+    /// Lines seen so far in each input.
+    lines_in: Vec<u64>,
+    /// End offset of the last chunk of each input.
+    input_end: Vec<u64>,
+    spare: Vec<Work>,
+    uniques: Uniques,
+    stats: Stats,
+}
+
+impl<'a> Driver<'a> {
+    fn new(
+        config: &'a Config,
+        names: &'a [String],
+        threads: usize,
+        pool: &'a rayon::ThreadPool,
+    ) -> Self {
+        let counting = config.output == Output::Counts;
+        Self {
+            config,
+            names,
+            pool,
+            shards: (0..SHARDS)
+                .map(|_| ShardState::new(config.exact, counting))
+                .collect(),
+            scratches: (0..threads)
+                .map(|_| Mutex::new(KeyScratch::default()))
+                .collect(),
+            lines_in: vec![0; names.len()],
+            input_end: vec![0; names.len()],
+            spare: Vec::new(),
+            uniques: Uniques::default(),
+            stats: Stats {
+                threads,
+                ..Stats::default()
+            },
+        }
+    }
+
+    /// Runs all batches; returns the stats (without wall time).
+    fn drive(
+        &mut self,
+        chunks: &Receiver<Result<Chunk, Error>>,
+        batch_len: usize,
+        out: &SyncSender<Vec<u8>>,
+        recycled: &Receiver<Vec<u8>>,
+        on_invalid: &mut dyn FnMut(&InvalidLine<'_>),
+        mut after_batch: impl FnMut(&Self),
+    ) -> Result<Stats, Error> {
+        let mut batch: Vec<Work> = Vec::with_capacity(batch_len);
+        loop {
+            let mut ended = false;
+            while batch.len() < batch_len {
+                match chunks.recv() {
+                    Ok(chunk) => {
+                        let mut work = self.spare.pop().unwrap_or_default();
+                        work.chunk = Some(chunk?);
+                        batch.push(work);
+                    }
+                    Err(_) => {
+                        ended = true;
+                        break;
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                self.process(&mut batch, on_invalid);
+                if self.config.output != Output::Counts {
+                    for work in &mut batch {
+                        if work.out.is_empty() {
+                            continue;
+                        }
+                        let next = recycled.try_recv().unwrap_or_default();
+                        let buf = std::mem::replace(&mut work.out, next);
+                        if out.send(buf).is_err() {
+                            // The writer stopped; its error is reported.
+                            return Ok(std::mem::take(&mut self.stats));
+                        }
+                    }
+                }
+                for mut work in batch.drain(..) {
+                    if let Some(chunk) = work.chunk.take() {
+                        chunk.release();
+                    }
+                    self.spare.push(work);
+                }
+                after_batch(self);
+            }
+            if ended {
+                break;
+            }
+        }
+        debug_assert_eq!(
+            self.stats.unique,
+            self.shards.iter().map(|s| s.len() as u64).sum::<u64>(),
+            "every new line adds exactly one key"
+        );
+        if self.config.output == Output::Counts {
+            self.write_counts(out);
+        }
+        Ok(std::mem::take(&mut self.stats))
+    }
+
+    /// The three phases for one batch.
+    fn process(&mut self, batch: &mut [Work], on_invalid: &mut dyn FnMut(&InvalidLine<'_>)) {
+        let config = self.config;
+        let keep_keys =
+            config.exact || (matches!(config.emit, Emit::Canonical(_)) && config.field.is_none());
+        let scan = ScanConfig {
+            canonicalizer: &config.canonicalizer,
+            field: config.field,
+            max_line_bytes: config.max_line_bytes,
+            keep_keys,
+        };
+        let scratches = &self.scratches;
+        self.pool.install(|| {
+            batch.par_iter_mut().with_max_len(1).for_each(|work| {
+                let slot = rayon::current_thread_index().unwrap_or(0) % scratches.len().max(1);
+                match scratches.get(slot).map(Mutex::lock) {
+                    Some(Ok(mut scratch)) => work.scan(&scan, &mut scratch),
+                    _ => work.scan(&scan, &mut KeyScratch::default()),
+                }
+            });
+        });
+        self.account(batch, on_invalid);
+
+        let counting = config.output == Output::Counts;
+        let exact = config.exact;
+        let works: &[Work] = batch;
+        self.pool.install(|| {
+            self.shards
+                .par_iter_mut()
+                .enumerate()
+                .with_max_len(1)
+                .for_each(|(s, shard)| {
+                    shard.insert_batch(s, works, exact, counting);
+                });
+        });
+
+        let render = Render {
+            emit: config.emit,
+            output: config.output,
+            field: config.field,
+            canonicalizer: &config.canonicalizer,
+        };
+        if counting {
+            for work in batch.iter_mut() {
+                work.collect_uniques(&render, &mut self.shards, &mut self.uniques);
+            }
+        } else {
+            self.pool.install(|| {
+                batch
+                    .par_iter_mut()
+                    .with_max_len(1)
+                    .for_each(|work| work.render(&render));
+            });
+        }
+        for work in batch.iter() {
+            self.stats.unique += work.new;
+            self.stats.duplicates += work.valid() - work.new;
+        }
+    }
+
+    /// Line numbers, counters and invalid-line reports, in input order.
+    fn account(&mut self, batch: &[Work], on_invalid: &mut dyn FnMut(&InvalidLine<'_>)) {
+        for work in batch {
+            let Some(chunk) = &work.chunk else { continue };
+            let first_line = self.lines_in[chunk.input];
+            self.lines_in[chunk.input] += work.lines;
+            self.stats.lines += work.lines;
+            self.stats.blank += work.blank;
+            let end = chunk.offset + chunk.bytes().len() as u64;
+            self.stats.bytes += end - self.input_end[chunk.input].min(end);
+            self.input_end[chunk.input] = end;
+            self.stats.invalid += work.invalid.len() as u64;
+            let source = self.names.get(chunk.input).map_or("", String::as_str);
+            for inv in &work.invalid {
+                *self
+                    .stats
+                    .invalid_by_reason
+                    .entry(inv.problem.name())
+                    .or_insert(0) += 1;
+                on_invalid(&InvalidLine {
+                    source,
+                    line: first_line + u64::from(inv.ordinal) + 1,
+                    byte: chunk.offset + u64::from(inv.start) + u64::from(inv.index),
+                    problem: inv.problem,
+                    text: work.invalid_line(inv),
+                });
+            }
+        }
+    }
+
+    /// The `--count` output: every unique line with its count, in order.
+    fn write_counts(&mut self, out: &SyncSender<Vec<u8>>) {
+        let n = self.uniques.ends.len();
+        let mut counts = vec![0u64; n];
+        for shard in &self.shards {
+            shard.scatter_counts(&mut counts);
+        }
+        let mut buf = Vec::with_capacity(COUNTS_PIECE + 4096);
+        let mut start = 0usize;
+        for (i, &end) in self.uniques.ends.iter().enumerate() {
+            let end = end as usize;
+            let line = self.uniques.bytes.get(start..end).unwrap_or_default();
+            start = end;
+            push_decimal(&mut buf, counts[i]);
+            buf.push(b'\t');
+            buf.extend_from_slice(line);
+            buf.push(b'\n');
+            if buf.len() >= COUNTS_PIECE {
+                let full = std::mem::replace(&mut buf, Vec::with_capacity(COUNTS_PIECE + 4096));
+                if out.send(full).is_err() {
+                    return;
+                }
+            }
+        }
+        if !buf.is_empty() {
+            let _ = out.send(buf);
+        }
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_push_decimal() {
+        let mut v = Vec::new();
+        for n in [0u64, 7, 10, 12345, u64::MAX] {
+            v.clear();
+            push_decimal(&mut v, n);
+            assert_eq!(v, n.to_string().as_bytes());
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! One shard of the "seen" set: fingerprints only (the default), or full
+//! keys (`exact`), with or without dense ids (ids are needed for counts).
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+
+use super::fpset::{FingerprintTable, Insert};
+
+/// How many shards the seen set is split into (a power of two). Shards are
+/// chosen by the top bits of a fingerprint; the count does not depend on the
+/// number of threads, and the output does not depend on it either.
+pub const SHARDS: usize = 64;
+
+/// Bits of the fingerprint that choose the shard.
+const SHARD_BITS: u32 = SHARDS.trailing_zeros();
+
+/// The shard of a fingerprint.
+#[inline]
+pub fn shard_of(fp: u128) -> usize {
+    (fp >> (128 - SHARD_BITS)) as usize
+}
+
+/// A set of keys (by fingerprint or by full key).
+#[derive(Debug)]
+pub enum ShardSet {
+    /// 128-bit fingerprints only.
+    Fingerprints(FingerprintTable<false>),
+    /// 128-bit fingerprints with dense ids.
+    FingerprintIds(FingerprintTable<true>),
+    /// Full keys, each with its dense id.
+    Exact(HashMap<Box<[u8]>, u32, ahash::RandomState>),
+}
+
+impl ShardSet {
+    /// An empty shard; `exact` keeps full keys, `ids` assigns dense ids.
+    pub fn new(exact: bool, ids: bool) -> Self {
+        match (exact, ids) {
+            (true, _) => Self::Exact(HashMap::default()),
+            (false, false) => Self::Fingerprints(FingerprintTable::default()),
+            (false, true) => Self::FingerprintIds(FingerprintTable::default()),
+        }
+    }
+
+    /// Inserts the key `key` with fingerprint `fp` (only `Exact` reads `key`).
+    #[inline]
+    pub fn insert(&mut self, fp: u128, key: &[u8]) -> Insert {
+        match self {
+            Self::Fingerprints(t) => t.insert(fp),
+            Self::FingerprintIds(t) => t.insert(fp),
+            Self::Exact(map) => {
+                let next = map.len() as u32;
+                // Look up by slice first so a seen key allocates nothing.
+                if let Some(&id) = map.get(key) {
+                    return Insert::Seen(id);
+                }
+                match map.entry(key.into()) {
+                    Entry::Occupied(e) => Insert::Seen(*e.get()),
+                    Entry::Vacant(e) => {
+                        e.insert(next);
+                        Insert::New(next)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts loading the slot `fp` will use (fingerprint tables only).
+    #[inline]
+    pub fn touch(&self, fp: u128) {
+        match self {
+            Self::Fingerprints(t) => t.touch(fp),
+            Self::FingerprintIds(t) => t.touch(fp),
+            Self::Exact(_) => {}
+        }
+    }
+
+    /// Number of distinct keys.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::Fingerprints(t) => t.len(),
+            Self::FingerprintIds(t) => t.len(),
+            Self::Exact(map) => map.len(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_of_uses_top_bits() {
+        assert_eq!(shard_of(0), 0);
+        assert_eq!(shard_of(u128::MAX), SHARDS - 1);
+        assert_eq!(shard_of(1u128 << 127), SHARDS / 2);
+        assert_eq!(shard_of(u128::MAX >> SHARD_BITS), 0);
+    }
+
+    #[test]
+    fn shard_exact_keeps_keys_apart_even_with_equal_fingerprints() {
+        let mut s = ShardSet::new(true, true);
+        assert_eq!(s.insert(7, b"a"), Insert::New(0));
+        assert_eq!(s.insert(7, b"b"), Insert::New(1));
+        assert_eq!(s.insert(7, b"a"), Insert::Seen(0));
+        assert_eq!(s.len(), 2);
+        let mut f = ShardSet::new(false, false);
+        assert!(f.insert(7, b"a").is_new());
+        assert!(!f.insert(7, b"b").is_new());
+        assert_eq!(f.len(), 1);
+    }
+}

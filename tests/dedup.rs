@@ -1,0 +1,809 @@
+//! `urikey dedup` end to end: every option, every failure mode, and a
+//! property test of the engine against a naive single-threaded reference.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Stdio};
+use std::sync::Arc;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use proptest::prelude::*;
+use tempfile::TempDir;
+use urikey::engine::{self, Config, Emit, Input, Output};
+use urikey::uri::key::{Canonicalizer, KeyFormat, KeyScratch};
+
+fn urikey() -> Command {
+    Command::cargo_bin("urikey").expect("the binary is built")
+}
+
+fn write(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("temp files can be written");
+    path
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(bytes).expect("in-memory write");
+    enc.finish().expect("in-memory write")
+}
+
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    zstd::encode_all(bytes, 3).expect("in-memory compression")
+}
+
+/// Files in `dir`, sorted, as names.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .expect("readable dir")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn stdout_of(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+const SAMPLE: &[u8] = b"http://a.example/x\nhttp://b.example/\nhttp://a.example/x\n\
+http://c.example/y?q\nhttp://b.example/\n";
+
+#[test]
+fn dedup_keeps_first_of_each_in_order() {
+    urikey()
+        .arg("dedup")
+        .write_stdin(SAMPLE)
+        .assert()
+        .success()
+        .stdout("http://a.example/x\nhttp://b.example/\nhttp://c.example/y?q\n")
+        .stderr("");
+}
+
+#[test]
+fn dedup_crlf_bom_blank_and_missing_final_newline() {
+    let input = b"\xEF\xBB\xBFhttp://a.example/\r\n\r\n\nhttp://b.example/\r\nhttp://a.example/\r\nhttp://c.example/";
+    urikey()
+        .args(["dedup", "--emit", "original", "--stats"])
+        .write_stdin(&input[..])
+        .assert()
+        .success()
+        .stdout("http://a.example/\nhttp://b.example/\nhttp://c.example/\n")
+        .stderr(predicate::str::contains("6 lines").and(predicate::str::contains("2 blank")));
+}
+
+#[test]
+fn dedup_empty_input() {
+    urikey()
+        .arg("dedup")
+        .write_stdin("")
+        .assert()
+        .success()
+        .stdout("");
+    let dir = TempDir::new().expect("temp dir");
+    let empty = write(&dir, "empty.txt", b"");
+    urikey()
+        .arg("dedup")
+        .arg(&empty)
+        .assert()
+        .success()
+        .stdout("");
+}
+
+#[test]
+fn dedup_invalid_lines_reported_and_run_goes_on() {
+    let input = b"http://a.example/\nht tp://bad\nhttp://a.example/\xff\nhttp://b.example/\n";
+    let out = urikey()
+        .arg("dedup")
+        .write_stdin(&input[..])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"http://a.example/\nhttp://b.example/\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    // "ht tp://bad" starts at byte 18; the space is at index 2.
+    assert!(err.contains("urikey: -:2: byte 20: "), "{err}");
+    // The 0xFF byte of line 3 is at 30 + 17.
+    assert!(err.contains("urikey: -:3: byte 47: "), "{err}");
+    urikey()
+        .args(["dedup", "--fail-on-invalid", "--quiet"])
+        .write_stdin(&input[..])
+        .assert()
+        .code(1)
+        .stdout("http://a.example/\nhttp://b.example/\n")
+        .stderr("");
+}
+
+#[test]
+fn dedup_invalid_reports_are_capped_but_rejects_keep_all() {
+    let dir = TempDir::new().expect("temp dir");
+    let mut input = Vec::new();
+    for i in 0..50 {
+        input.extend_from_slice(format!("bad line {i}\n").as_bytes());
+    }
+    let rejects = dir.path().join("rejects.txt");
+    let out = urikey()
+        .arg("dedup")
+        .arg("--rejects")
+        .arg(&rejects)
+        .write_stdin(input)
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().filter(|l| l.contains(": byte ")).count(), 20);
+    assert!(err.contains("30 more invalid lines not shown"), "{err}");
+    let rej = std::fs::read_to_string(&rejects).expect("rejects written");
+    assert_eq!(rej.lines().count(), 50);
+    assert!(rej.starts_with("-:1:3:"), "{rej}");
+    assert!(rej
+        .lines()
+        .nth(1)
+        .is_some_and(|l| l.starts_with("-:2:14:") && l.ends_with("\tbad line 1")));
+}
+
+#[test]
+fn dedup_rejects_format() {
+    let dir = TempDir::new().expect("temp dir");
+    let f = write(&dir, "in.txt", b"http://a.example/\nhttp://x y/\r\n");
+    let rejects = dir.path().join("r.txt");
+    urikey()
+        .arg("dedup")
+        .arg("-q")
+        .arg(&f)
+        .arg("--rejects")
+        .arg(&rejects)
+        .assert()
+        .success();
+    let rej = std::fs::read_to_string(&rejects).expect("rejects written");
+    let want = format!("{}:2:26:", f.display());
+    assert!(rej.starts_with(&want), "{rej}");
+    assert!(rej.ends_with("\thttp://x y/\n"), "{rej:?}");
+}
+
+#[test]
+fn dedup_line_too_long() {
+    let mut input = b"http://a.example/\n".to_vec();
+    input.extend_from_slice(b"http://b.example/");
+    input.extend(std::iter::repeat(b'a').take(100));
+    input.extend_from_slice(b"\nhttp://c.example/\n");
+    let dir = TempDir::new().expect("temp dir");
+    let f = write(&dir, "long.txt", &input);
+    let json = dir.path().join("s.json");
+    for source in [Some(&f), None] {
+        let mut cmd = urikey();
+        cmd.args(["dedup", "--max-line-bytes", "40", "--stats-json"])
+            .arg(&json);
+        match source {
+            Some(f) => cmd.arg(f),
+            None => cmd.write_stdin(input.clone()),
+        };
+        cmd.assert()
+            .success()
+            .stdout("http://a.example/\nhttp://c.example/\n")
+            .stderr(predicate::str::contains(":2: byte 58: line too long"));
+        let stats: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("stats")).expect("json");
+        assert_eq!(stats["invalid_by_reason"]["line-too-long"], 1);
+        assert_eq!(stats["lines"], 3);
+        assert_eq!(stats["bytes"], input.len());
+    }
+}
+
+#[test]
+fn dedup_stdin_mmap_gzip_zstd_agree() {
+    let dir = TempDir::new().expect("temp dir");
+    let mut input = Vec::new();
+    for i in 0..5000 {
+        input.extend_from_slice(
+            format!("http://h{}.example/p/{}\r\n", (i % 1013) % 97, i % 1013).as_bytes(),
+        );
+        if i % 71 == 0 {
+            input.extend_from_slice(b"not a url\n\n");
+        }
+    }
+    let plain = write(&dir, "plain.txt", &input);
+    // Names say nothing: compression is recognised by content.
+    let gz = write(&dir, "gz.dat", &gzip(&input));
+    let zst = write(&dir, "zst.txt", &zstd(&input));
+    let want = stdout_of(urikey().args(["dedup", "-q"]).write_stdin(input.clone()));
+    assert_eq!(want.lines().count(), 1013);
+    for f in [&plain, &gz, &zst] {
+        for threads in ["1", "3"] {
+            let got = stdout_of(
+                urikey()
+                    .args(["dedup", "-q", "--chunk-size", "1000", "--threads", threads])
+                    .arg(f),
+            );
+            assert_eq!(got, want, "{}", f.display());
+        }
+    }
+    let via_stdin = stdout_of(
+        urikey()
+            .args(["dedup", "-q", "-"])
+            .write_stdin(gzip(&input)),
+    );
+    assert_eq!(via_stdin, want);
+}
+
+#[test]
+fn dedup_multiple_inputs_are_one_stream() {
+    let dir = TempDir::new().expect("temp dir");
+    let a = write(&dir, "a.txt", b"http://a.example/\nhttp://b.example/");
+    let b = write(
+        &dir,
+        "b.txt",
+        &gzip(b"http://b.example/\nbad url\nhttp://c.example/\n"),
+    );
+    let out = urikey()
+        .arg("dedup")
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert_eq!(
+        out.stdout,
+        b"http://a.example/\nhttp://b.example/\nhttp://c.example/\n"
+    );
+    // Line numbers are per input.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}:2: byte 21: ", b.display())),
+        "{err}"
+    );
+}
+
+#[test]
+fn dedup_field_and_delimiter() {
+    let input = b"1,http://a.example/,x\r\n2,http://b.example/,y\n3,http://a.example/,z\n4\n";
+    let out = urikey()
+        .args([
+            "dedup",
+            "--field",
+            "2",
+            "--delimiter",
+            ",",
+            "--emit",
+            "canonical",
+        ])
+        .write_stdin(&input[..])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert_eq!(
+        out.stdout,
+        b"1,http://a.example/,x\n2,http://b.example/,y\n"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-:4: byte 68: missing field"), "{err}");
+    // TAB by default.
+    urikey()
+        .args(["dedup", "--field", "1"])
+        .write_stdin("http://a.example/\tone\nhttp://a.example/\ttwo\n")
+        .assert()
+        .success()
+        .stdout("http://a.example/\tone\n");
+    urikey()
+        .args(["dedup", "--field", "0"])
+        .write_stdin("")
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn dedup_duplicates_and_count() {
+    urikey()
+        .args(["dedup", "--duplicates"])
+        .write_stdin(SAMPLE)
+        .assert()
+        .success()
+        .stdout("http://a.example/x\nhttp://b.example/\n");
+    urikey()
+        .args(["dedup", "--count", "--emit", "original"])
+        .write_stdin(SAMPLE)
+        .assert()
+        .success()
+        .stdout("2\thttp://a.example/x\n2\thttp://b.example/\n1\thttp://c.example/y?q\n");
+    urikey()
+        .args([
+            "dedup",
+            "--count",
+            "--exact",
+            "--threads",
+            "2",
+            "--chunk-size",
+            "7",
+        ])
+        .write_stdin(SAMPLE)
+        .assert()
+        .success()
+        .stdout("2\thttp://a.example/x\n2\thttp://b.example/\n1\thttp://c.example/y?q\n");
+    urikey()
+        .args(["dedup", "--count", "--duplicates"])
+        .write_stdin("")
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn dedup_exact_matches_fingerprints() {
+    let a = stdout_of(urikey().args(["dedup", "--exact"]).write_stdin(SAMPLE));
+    let b = stdout_of(urikey().args(["dedup"]).write_stdin(SAMPLE));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn dedup_output_file_is_atomic() {
+    let dir = TempDir::new().expect("temp dir");
+    let input = write(&dir, "in.txt", SAMPLE);
+    let out = dir.path().join("out.txt");
+    urikey()
+        .arg("dedup")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("");
+    assert_eq!(
+        std::fs::read_to_string(&out).expect("output written"),
+        "http://a.example/x\nhttp://b.example/\nhttp://c.example/y?q\n"
+    );
+    assert_eq!(listing(dir.path()), ["in.txt", "out.txt"]);
+    // Writing over the input itself is safe: the input is read first.
+    urikey()
+        .arg("dedup")
+        .arg(&input)
+        .arg("-o")
+        .arg(&input)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(&input).expect("rewritten"),
+        "http://a.example/x\nhttp://b.example/\nhttp://c.example/y?q\n"
+    );
+}
+
+#[test]
+fn dedup_stats_and_stats_json() {
+    let dir = TempDir::new().expect("temp dir");
+    let json = dir.path().join("stats.json");
+    urikey()
+        .args(["dedup", "--stats", "--threads", "2", "-q", "--stats-json"])
+        .arg(&json)
+        .write_stdin(
+            b"http://a.example/\n\nbad url\nhttp://a.example/\nhttp://b.example/\n".to_vec(),
+        )
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("5 lines")
+                .and(predicate::str::contains("2 unique"))
+                .and(predicate::str::contains("1 duplicates"))
+                .and(predicate::str::contains("1 invalid"))
+                .and(predicate::str::contains("MB/s")),
+        );
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("written"))
+            .expect("valid json");
+    assert_eq!(s["lines"], 5);
+    assert_eq!(s["bytes"], 63);
+    assert_eq!(s["blank"], 1);
+    assert_eq!(s["invalid"], 1);
+    assert_eq!(s["unique"], 2);
+    assert_eq!(s["duplicates"], 1);
+    assert_eq!(s["threads"], 2);
+    assert!((s["duplicate_ratio"].as_f64().expect("number") - 1.0 / 3.0).abs() < 1e-5);
+    assert_eq!(s["invalid_by_reason"].as_object().map(|o| o.len()), Some(1));
+    for key in ["wall_seconds", "mb_per_s", "urls_per_s"] {
+        assert!(s[key].as_f64().is_some(), "{key}");
+    }
+    assert!(s["peak_rss_bytes"].as_u64().is_some_and(|v| v > 0));
+}
+
+#[test]
+fn dedup_threads_and_progress_do_not_change_output() {
+    let mut input = Vec::new();
+    for i in 0..3000 {
+        input.extend_from_slice(format!("http://x{}.example/{}\n", i % 31, i % 257).as_bytes());
+    }
+    let want = stdout_of(
+        urikey()
+            .args(["dedup", "--threads", "1"])
+            .write_stdin(input.clone()),
+    );
+    for args in [
+        &["--threads", "2", "--chunk-size", "1"][..],
+        &["--threads", "4", "--chunk-size", "333", "--progress"],
+        &["--threads", "0", "--no-progress"],
+    ] {
+        let got = stdout_of(urikey().arg("dedup").args(args).write_stdin(input.clone()));
+        assert_eq!(got, want, "{args:?}");
+    }
+}
+
+#[test]
+fn dedup_missing_input_fails_cleanly() {
+    let dir = TempDir::new().expect("temp dir");
+    let ok = write(&dir, "ok.txt", SAMPLE);
+    let missing = dir.path().join("missing.txt");
+    let out = dir.path().join("out.txt");
+    urikey()
+        .arg("dedup")
+        .arg(&ok)
+        .arg(&missing)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(format!(
+            "cannot open {}",
+            missing.display()
+        )));
+    assert_eq!(listing(dir.path()), ["ok.txt"]);
+}
+
+#[test]
+fn dedup_directory_input_fails_cleanly() {
+    let dir = TempDir::new().expect("temp dir");
+    let out = dir.path().join("out.txt");
+    urikey()
+        .arg("dedup")
+        .arg(dir.path())
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains(dir.path().display().to_string())
+                .and(predicate::str::contains("directory")),
+        );
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn dedup_unreadable_input_fails_cleanly() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new().expect("temp dir");
+    let f = write(&dir, "secret.txt", SAMPLE);
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+    if std::fs::File::open(&f).is_ok() {
+        // Running as root: permissions do not stop us, nothing to test.
+        return;
+    }
+    urikey()
+        .arg("dedup")
+        .arg(&f)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(f.display().to_string()));
+}
+
+#[test]
+fn dedup_corrupt_and_truncated_compressed_inputs() {
+    let dir = TempDir::new().expect("temp dir");
+    let mut input = Vec::new();
+    for i in 0..20000 {
+        input.extend_from_slice(format!("http://h.example/{i}\n").as_bytes());
+    }
+    let gz = gzip(&input);
+    let zs = zstd(&input);
+    let mut corrupt = gz.clone();
+    let mid = corrupt.len() / 2;
+    for b in &mut corrupt[mid..mid + 64] {
+        *b ^= 0x5a;
+    }
+    let cases = [
+        ("truncated.gz", gz[..gz.len() / 2].to_vec(), "gzip"),
+        ("corrupt.gz", corrupt, "gzip"),
+        ("truncated.zst", zs[..zs.len() / 2].to_vec(), "zstd"),
+        ("no-trailer.gz", gz[..gz.len() - 4].to_vec(), "gzip"),
+    ];
+    for (name, bytes, kind) in cases {
+        let f = write(&dir, name, &bytes);
+        let out = dir.path().join("out.txt");
+        urikey()
+            .arg("dedup")
+            .arg(&f)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains(format!("cannot decompress {}", f.display()))
+                    .and(predicate::str::contains(format!(
+                        "truncated {kind} data after"
+                    )))
+                    .and(predicate::str::contains("decompressed bytes")),
+            );
+        assert!(!out.exists(), "{name}");
+        assert!(
+            !listing(dir.path()).iter().any(|n| n.ends_with(".tmp")),
+            "{name}"
+        );
+        std::fs::remove_file(&f).expect("cleanup");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn dedup_full_disk_on_stdout() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full exists");
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("urikey"))
+        .arg("dedup")
+        .stdin(Stdio::piped())
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(SAMPLE)
+        .expect("fed");
+    let out = child.wait_with_output().expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
+}
+
+#[test]
+fn dedup_output_dir_missing() {
+    let dir = TempDir::new().expect("temp dir");
+    let out = dir.path().join("no/such/dir/out.txt");
+    urikey()
+        .arg("dedup")
+        .arg("-o")
+        .arg(&out)
+        .write_stdin(SAMPLE)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(out.display().to_string()));
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[test]
+fn dedup_closed_pipe_is_quiet_success() {
+    let mut input = Vec::new();
+    for i in 0..400_000 {
+        input.extend_from_slice(format!("http://h.example/{i}\n").as_bytes());
+    }
+    let dir = TempDir::new().expect("temp dir");
+    let f = write(&dir, "big.txt", &input);
+    let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("urikey"))
+        .arg("dedup")
+        .arg(&f)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("some output");
+    drop(stdout);
+    let out = child.wait_with_output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+#[cfg(unix)]
+#[test]
+fn dedup_ctrl_c_leaves_no_output_file() {
+    for signal in ["-INT", "-TERM"] {
+        let dir = TempDir::new().expect("temp dir");
+        let out = dir.path().join("out.txt");
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("urikey"))
+            .arg("dedup")
+            .arg("-o")
+            .arg(&out)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawns");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(SAMPLE).expect("fed");
+        // Wait until the temporary file exists, then interrupt.
+        for _ in 0..500 {
+            if !listing(dir.path()).is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(
+            !listing(dir.path()).is_empty(),
+            "the temporary output exists while running"
+        );
+        let status = StdCommand::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let code = child.wait().expect("exits");
+        drop(stdin);
+        assert_ne!(code.code(), Some(0), "{signal}");
+        assert!(!out.exists(), "{signal}");
+        assert!(
+            listing(dir.path()).is_empty(),
+            "{signal}: {:?}",
+            listing(dir.path())
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Property: the engine equals a naive single-threaded reference.
+
+/// Lines the property test draws from: URLs, variants that a normalizer
+/// may merge, and junk.
+const ALPHABET: &[&[u8]] = &[
+    b"http://a.example/x",
+    b"HTTP://A.EXAMPLE/x",
+    b"http://a.example:80/x",
+    b"http://a.example/%7Ex",
+    b"http://a.example/~x",
+    b"http://a.example/./x",
+    b"http://b.example/?q=1#f",
+    b"https://b.example",
+    b"mailto:someone@example.com",
+    b"/relative/path",
+    b"ht tp://junk",
+    b"http://bad host/",
+    b"%zz",
+    b"\xff\xfe",
+    b"",
+    b"a\tb",
+];
+
+fn reference(
+    canon: &Canonicalizer,
+    input: &[u8],
+    output: Output,
+    emit: Emit,
+    max_line: usize,
+) -> (Vec<u8>, u64) {
+    let body = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    let mut scratch = KeyScratch::default();
+    let mut order: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let mut counts = Vec::new();
+    let mut out = Vec::new();
+    let mut invalid = 0;
+    let mut lines: Vec<&[u8]> = body.split(|&b| b == b'\n').collect();
+    if body.ends_with(b"\n") || body.is_empty() {
+        lines.pop();
+    }
+    for raw in lines {
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        if line.is_empty() {
+            continue;
+        }
+        if line.len() > max_line {
+            invalid += 1;
+            continue;
+        }
+        let Ok(key) = canon.uri_key(line, &mut scratch) else {
+            invalid += 1;
+            continue;
+        };
+        let key = key.to_vec();
+        let shown = match emit {
+            Emit::Canonical(_) => key.clone(),
+            Emit::Original => line.to_vec(),
+        };
+        match index.get(&key) {
+            Some(&i) => {
+                counts[i] += 1;
+                if output == Output::Duplicates {
+                    out.extend_from_slice(&shown);
+                    out.push(b'\n');
+                }
+            }
+            None => {
+                index.insert(key.clone(), order.len());
+                counts.push(1u64);
+                if output == Output::Unique {
+                    out.extend_from_slice(&shown);
+                    out.push(b'\n');
+                }
+                order.push((key, shown));
+            }
+        }
+    }
+    if output == Output::Counts {
+        for ((_, shown), c) in order.iter().zip(&counts) {
+            out.extend_from_slice(format!("{c}\t").as_bytes());
+            out.extend_from_slice(shown);
+            out.push(b'\n');
+        }
+    }
+    (out, invalid)
+}
+
+fn input_strategy() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::collection::vec((0..ALPHABET.len(), any::<bool>()), 0..200),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(lines, bom, final_newline)| {
+            let mut v = Vec::new();
+            if bom {
+                v.extend_from_slice(b"\xEF\xBB\xBF");
+            }
+            for (k, (i, crlf)) in lines.iter().enumerate() {
+                v.extend_from_slice(ALPHABET[*i]);
+                if k + 1 < lines.len() || final_newline {
+                    v.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
+                }
+            }
+            v
+        })
+}
+
+fn chunk_size_strategy() -> impl Strategy<Value = usize> {
+    prop_oneof![1usize..64, 64usize..4096, 4096usize..=65536]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(64),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn prop_engine_matches_naive_reference(
+        input in input_strategy(),
+        threads in 1usize..=4,
+        chunk_size in chunk_size_strategy(),
+        stream in any::<bool>(),
+        output in prop_oneof![Just(Output::Unique), Just(Output::Duplicates), Just(Output::Counts)],
+        original in any::<bool>(),
+        exact in any::<bool>(),
+        max_line in prop_oneof![Just(1usize << 20), 4usize..40],
+    ) {
+        let canon = Canonicalizer::default();
+        let emit = if original { Emit::Original } else { Emit::Canonical(KeyFormat::Uri) };
+        let (want, want_invalid) = reference(&canon, &input, output, emit, max_line);
+        let mut config = Config::new(canon);
+        config.threads = threads;
+        config.chunk_size = chunk_size;
+        config.output = output;
+        config.emit = emit;
+        config.exact = exact;
+        config.max_line_bytes = max_line;
+        let bytes: Arc<[u8]> = Arc::from(&input[..]);
+        let source = if stream {
+            Input::Reader { name: "r".into(), reader: Box::new(std::io::Cursor::new(input.clone())) }
+        } else {
+            Input::Bytes { name: "b".into(), bytes }
+        };
+        let mut got = Vec::new();
+        let mut reported = 0u64;
+        let stats = engine::run(&config, vec![source], &mut got, &mut |_| reported += 1)
+            .expect("in-memory runs cannot fail");
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+        prop_assert_eq!(stats.invalid, want_invalid);
+        prop_assert_eq!(reported, want_invalid);
+        prop_assert_eq!(stats.lines, stats.blank + stats.invalid + stats.unique + stats.duplicates);
+    }
+}
