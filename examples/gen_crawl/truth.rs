@@ -59,6 +59,10 @@ pub struct Truth {
     variant_kinds: [u64; variant::KINDS.len()],
     invalid: u64,
     invalid_kinds: [u64; invalid::KINDS.len()],
+    /// Distinct invalid lines, so that tools which dedup every line
+    /// byte-exactly can be checked: they should print `unique_none +
+    /// distinct_invalid` lines.
+    invalid_lines: KeySet,
     none: KeySet,
     syntax: KeySet,
     rfc: KeySet,
@@ -119,6 +123,7 @@ impl Truth {
     pub fn invalid(&mut self, line: &[u8], kind: invalid::Kind) {
         self.count(line);
         self.invalid += 1;
+        self.invalid_lines.insert(fingerprint(line));
         if let Some(i) = invalid::KINDS.iter().position(|&x| x == kind) {
             self.invalid_kinds[i] += 1;
         }
@@ -152,12 +157,13 @@ impl Truth {
         let mut s = format!(
             "{{\n  \"generator\": \"gen-crawl\",\n  \"seed\": {seed},\n  \"dup_ratio\": {dup_ratio},\n  \
              \"invalid_ratio\": {invalid_ratio},\n  \"lines\": {},\n  \"bytes\": {},\n  \
-             \"invalid\": {},\n  \"valid\": {},\n  \"unique_none\": {},\n  \"unique_syntax\": {},\n  \
+             \"invalid\": {},\n  \"distinct_invalid\": {},\n  \"valid\": {},\n  \"unique_none\": {},\n  \"unique_syntax\": {},\n  \
              \"unique_rfc\": {},\n  \"fresh\": {},\n  \"exact_repeats\": {},\n  \"variants\": {},\n  \
              \"variant_kinds\": {{{vk}}},\n  \"invalid_kinds\": {{{ik}}}",
             self.lines,
             self.bytes,
             self.invalid,
+            self.invalid_lines.len(),
             self.lines - self.invalid,
             self.none.len(),
             self.syntax.len(),
