@@ -94,7 +94,9 @@ pub enum Output {
     /// Every line whose key was seen before, in input order.
     Duplicates,
     /// The first line of every key prefixed with the number of lines that
-    /// had the key and a TAB (written at the end of the run).
+    /// had the key and a TAB (written at the end of the run). Ids inside a
+    /// shard are 31-bit, so counts are exact up to 2³¹ distinct keys per
+    /// shard (about 1.4 × 10¹¹ in all).
     Counts,
 }
 
