@@ -1,6 +1,6 @@
 //! RFC 3986 URI-references: the strict zero-copy parser ([`UriRef`]), the
 //! owned component model ([`Components`]), reference resolution
-//! ([`resolve`]), percent-encoding helpers ([`pct`]) and normalization into
+//! ([`resolve()`]), percent-encoding helpers ([`pct`]) and normalization into
 //! canonical keys ([`normalize`], [`key`]).
 //!
 //! This module knows nothing of the command-line engine.
