@@ -47,7 +47,11 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = match parse_args(std::env::args().skip(1)) {
-        Ok(a) => a,
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
         Err(e) => {
             eprintln!("gen_crawl: {e}");
             return ExitCode::from(2);
@@ -63,7 +67,15 @@ fn main() -> ExitCode {
     }
 }
 
-fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
+const USAGE: &str = "usage: gen_crawl [--bytes N[K|M|G|KB|MB|GB] | --lines N] [--seed S] \
+[--dup-ratio R] [--invalid-ratio R] [-o FILE] [--truth FILE] [--verify]
+
+Writes a seeded crawl-like URL dump (default: 100000 lines to stdout) and its
+ground truth as JSON (to stderr, or --truth FILE): lines, bytes, invalid lines,
+and the number of unique keys under the profiles none, syntax and rfc.";
+
+/// The parsed options, or `None` when help was asked for.
+fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
     let mut a = Args {
         bytes: None,
         lines: None,
@@ -85,13 +97,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
             "-o" | "--output" => a.output = Some(value()?),
             "--truth" => a.truth = Some(value()?),
             "--verify" => a.verify = true,
-            "-h" | "--help" => {
-                return Err(
-                    "usage: gen_crawl [--bytes N[K|M|G] | --lines N] [--seed S] \
-                     [--dup-ratio R] [--invalid-ratio R] [-o FILE] [--truth FILE] [--verify]"
-                        .into(),
-                )
-            }
+            "-h" | "--help" => return Ok(None),
             other => return Err(format!("unknown option {other:?} (try --help)")),
         }
     }
@@ -101,7 +107,7 @@ fn parse_args(mut it: impl Iterator<Item = String>) -> Result<Args, String> {
     if a.dup_ratio + a.invalid_ratio > 1.0 {
         return Err("--dup-ratio + --invalid-ratio must be at most 1".into());
     }
-    Ok(a)
+    Ok(Some(a))
 }
 
 /// `1G` = 2^30, `1GB` = 10^9, plain digits are bytes.
