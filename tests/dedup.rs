@@ -565,6 +565,32 @@ fn dedup_full_disk_on_stdout() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
 }
 
+/// `-o` onto a device writes in place: renaming a temporary file over
+/// `/dev/null` would replace the device (we may run as root).
+#[cfg(target_os = "linux")]
+#[test]
+fn dedup_output_to_a_device_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt;
+    urikey()
+        .args(["dedup", "-o", "/dev/null"])
+        .write_stdin(SAMPLE)
+        .assert()
+        .success();
+    let kind = std::fs::metadata("/dev/null").expect("exists").file_type();
+    assert!(kind.is_char_device(), "/dev/null must stay a device");
+    // ENOSPC through -o: exit 2, a message naming the failure.
+    urikey()
+        .args(["dedup", "-o", "/dev/full"])
+        .write_stdin(SAMPLE)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("urikey: "));
+    assert!(std::fs::metadata("/dev/full")
+        .expect("exists")
+        .file_type()
+        .is_char_device());
+}
+
 #[test]
 fn dedup_output_dir_missing() {
     let dir = TempDir::new().expect("temp dir");

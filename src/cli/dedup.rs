@@ -113,15 +113,34 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
     }
 }
 
-/// A file written under a temporary name and renamed on success; removed
-/// on failure, on drop, and on Ctrl-C.
-struct AtomicOutput {
-    tmp: tempfile::NamedTempFile,
-    target: PathBuf,
+/// An output file. A regular file (or a new one) is written under a
+/// temporary name in the same directory and renamed on success; it is
+/// removed on failure, on drop, and on Ctrl-C. A target that exists and is
+/// not a regular file (`/dev/null`, a named pipe, a terminal) is written in
+/// place: renaming over it would replace the device or pipe itself.
+enum AtomicOutput {
+    Temporary {
+        tmp: tempfile::NamedTempFile,
+        target: PathBuf,
+    },
+    InPlace(File),
 }
 
 impl AtomicOutput {
     fn create(target: &Path, cleanup: &Cleanup) -> anyhow::Result<Self> {
+        match std::fs::metadata(target) {
+            Ok(m) if m.is_dir() => {
+                anyhow::bail!("cannot write {}: it is a directory", target.display())
+            }
+            Ok(m) if !m.is_file() => {
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(target)
+                    .with_context(|| format!("cannot open {}", target.display()))?;
+                return Ok(Self::InPlace(file));
+            }
+            _ => {}
+        }
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
@@ -132,19 +151,35 @@ impl AtomicOutput {
             .tempfile_in(dir)
             .with_context(|| format!("cannot create {}", target.display()))?;
         cleanup.add(tmp.path());
-        Ok(Self {
+        Ok(Self::Temporary {
             tmp,
             target: target.to_owned(),
         })
     }
 
+    fn file(&mut self) -> &mut File {
+        match self {
+            Self::Temporary { tmp, .. } => tmp.as_file_mut(),
+            Self::InPlace(file) => file,
+        }
+    }
+
+    /// A second handle on the same file, for a separate buffered writer.
+    fn reopen(&self) -> io::Result<File> {
+        match self {
+            Self::Temporary { tmp, .. } => tmp.reopen(),
+            Self::InPlace(file) => file.try_clone(),
+        }
+    }
+
     fn commit(self, cleanup: &Cleanup) -> anyhow::Result<()> {
-        let path = self.tmp.path().to_owned();
-        let target = self.target;
-        self.tmp
-            .as_file()
+        let Self::Temporary { tmp, target } = self else {
+            return Ok(());
+        };
+        let path = tmp.path().to_owned();
+        tmp.as_file()
             .sync_data()
-            .and_then(|()| self.tmp.persist(&target).map(drop).map_err(|e| e.error))
+            .and_then(|()| tmp.persist(&target).map(drop).map_err(|e| e.error))
             .with_context(|| format!("cannot write {}", target.display()))?;
         cleanup.forget(&path);
         Ok(())
@@ -279,16 +314,14 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         quiet: args.quiet,
         shown: 0,
         rejects: match &rejects {
-            Some(r) => Some(BufWriter::with_capacity(1 << 16, r.tmp.reopen()?)),
+            Some(r) => Some(BufWriter::with_capacity(1 << 16, r.reopen()?)),
             None => None,
         },
         error: None,
     };
 
     let result = match &mut output {
-        Some(out) => engine::run(&config, inputs, out.tmp.as_file_mut(), &mut |i| {
-            reporter.report(i)
-        }),
+        Some(out) => engine::run(&config, inputs, out.file(), &mut |i| reporter.report(i)),
         None => engine::run(&config, inputs, &mut io::stdout(), &mut |i| {
             reporter.report(i)
         }),
