@@ -1036,7 +1036,7 @@ mod cli {
 /// The fast path: what it must accept, and what it must leave to the slow
 /// path.
 mod fast_path {
-    use urikey::uri::key::fast_canonical;
+    use urikey::uri::key::{fast_canonical, fast_key_len};
 
     #[test]
     fn accepts_canonical_crawl_urls() {
@@ -1087,6 +1087,23 @@ mod fast_path {
         assert!(!fast_canonical(b"http://a.com/#f", true, false));
         assert!(!fast_canonical(b"http://a.com/?", false, true));
         assert!(!fast_canonical(b"http://a.com/?#f", false, true));
+    }
+
+    #[test]
+    fn a_removed_fragment_or_empty_query_leaves_a_prefix() {
+        let cases: &[(&str, bool, bool, Option<usize>)] = &[
+            ("http://a.com/x#f", true, false, Some(14)),
+            ("http://a.com/x?q#f", true, false, Some(16)),
+            ("http://a.com/x?", false, true, Some(14)),
+            ("http://a.com/x?#f", true, true, Some(14)),
+            ("http://a.com/x?#f", false, true, None),
+            ("http://a.com/x#f#g", true, false, None),
+            ("http://a.com/x#%zz", true, false, None),
+            ("http://a.com/x#", true, false, Some(14)),
+        ];
+        for (u, frag, query, want) in cases {
+            assert_eq!(fast_key_len(u.as_bytes(), *frag, *query), *want, "{u}");
+        }
     }
 }
 
