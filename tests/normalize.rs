@@ -791,6 +791,12 @@ mod props {
         }
 
         #[test]
+        fn lenient_mapping_leaves_valid_lines_alone(u in uri_ref()) {
+            let mut scratch = urikey::uri::lenient::LenientScratch::default();
+            prop_assert!(!urikey::uri::lenient::map(u.as_bytes(), &mut scratch), "{}", u);
+        }
+
+        #[test]
         fn lenient_agrees_with_strict_on_valid_lines(u in uri_ref(), n in normalizers()) {
             let strict = Canonicalizer::new(n.clone());
             let lenient = Canonicalizer::new(n).with_lenient(true);
@@ -1247,4 +1253,15 @@ mod crawl_canon {
             );
         }
     }
+}
+
+/// The engine shares one canonicalizer across rayon workers.
+#[test]
+fn canonicalizer_is_shareable() {
+    fn check<T: Send + Sync + Clone + std::fmt::Debug + Default>() {}
+    check::<Canonicalizer>();
+    check::<Normalizer>();
+    let c = Canonicalizer::default();
+    assert_eq!(c.normalizer(), &Normalizer::profile(Profile::Rfc));
+    assert!(!c.is_lenient());
 }

@@ -172,32 +172,41 @@ impl Canonicalizer {
             norm,
             lenient: lenient_scratch,
         } = scratch;
+        // A line that strict reading accepts needs no lenient mapping (the
+        // mapping leaves every valid URI-reference alone), so strict goes
+        // first and the mapping only runs on lines strict reading rejects.
+        let strict = self.normalize(input, out, norm);
+        let err = match strict {
+            Ok(false) => return Ok(input),
+            Ok(true) => return Ok(out),
+            Err(e) => e,
+        };
         if self.lenient && lenient::map(input, lenient_scratch) {
             let mapped: &'a LenientScratch = lenient_scratch;
-            return self
-                .normalize(mapped.mapped(), out, norm)
-                .map_err(|e| ParseError::new(mapped.origin(e.index()), e.kind()));
+            return match self.normalize(mapped.mapped(), out, norm) {
+                Ok(false) => Ok(mapped.mapped()),
+                Ok(true) => Ok(out),
+                Err(e) => Err(ParseError::new(mapped.origin(e.index()), e.kind())),
+            };
         }
-        self.normalize(input, out, norm)
+        Err(err)
     }
 
-    fn normalize<'a>(
+    /// Parses and normalizes `input` into `out`. `Ok(false)`: the key is
+    /// `input` itself; `Ok(true)`: the key is in `out`.
+    fn normalize(
         &self,
-        input: &'a [u8],
-        out: &'a mut Vec<u8>,
+        input: &[u8],
+        out: &mut Vec<u8>,
         norm: &mut NormalizeScratch,
-    ) -> Result<&'a [u8], ParseError> {
+    ) -> Result<bool, ParseError> {
         let u = UriRef::parse_bytes(input)?;
         if self.identity {
-            return Ok(input);
+            return Ok(false);
         }
         out.clear();
         self.normalizer.normalize_with(&u, out, norm);
-        if out.as_slice() == input {
-            Ok(input)
-        } else {
-            Ok(out)
-        }
+        Ok(out.as_slice() != input)
     }
 
     /// Appends `uri_key` written in `format` to `out`.
