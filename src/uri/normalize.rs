@@ -752,8 +752,13 @@ fn lowercase_outside_escapes(s: &mut [u8]) {
 
 /// Does the path hold a `.` or `..` segment?
 fn has_dot_segment(path: &[u8]) -> bool {
-    path.split(|&b| b == b'/')
-        .any(|seg| seg == b"." || seg == b"..")
+    // A dot-segment starts at a '.' that begins a segment, and ends at the
+    // end or at a '/' after one or two dots.
+    let ends = |q: usize| !matches!(path.get(q), Some(&b) if b != b'/');
+    memchr::memchr_iter(b'.', path).any(|p| {
+        let starts = p == 0 || path[p - 1] == b'/';
+        starts && (ends(p + 1) || (path.get(p + 1) == Some(&b'.') && ends(p + 2)))
+    })
 }
 
 /// `remove_dot_segments` of RFC 3986 §5.2.4, appending the result to `out`.
