@@ -92,10 +92,7 @@ pub struct ParseError {
 impl ParseError {
     #[cold]
     pub(crate) const fn new(index: usize, kind: ParseErrorKind) -> Self {
-        Self {
-            index: index as u32,
-            kind,
-        }
+        Self { index: index as u32, kind }
     }
 
     /// Byte offset of the first offending byte in the input (it equals the

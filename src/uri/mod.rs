@@ -105,11 +105,7 @@ impl<'a> UriRef<'a> {
     /// The authority (`userinfo@host:port`) without the leading `//`.
     pub fn authority(&self) -> Option<&'a str> {
         self.has_authority().then(|| {
-            let start = if self.m.scheme_end == NONE {
-                2
-            } else {
-                self.m.scheme_end + 3
-            };
+            let start = if self.m.scheme_end == NONE { 2 } else { self.m.scheme_end + 3 };
             self.slice(start, self.m.authority_end)
         })
     }
@@ -119,19 +115,14 @@ impl<'a> UriRef<'a> {
         if self.m.userinfo_end == NONE {
             return None;
         }
-        let start = if self.m.scheme_end == NONE {
-            2
-        } else {
-            self.m.scheme_end + 3
-        };
+        let start = if self.m.scheme_end == NONE { 2 } else { self.m.scheme_end + 3 };
         Some(self.slice(start, self.m.userinfo_end))
     }
 
     /// The host as written; an IP-literal keeps its brackets. `Some("")` for
     /// an empty host (`file:///x`).
     pub fn host(&self) -> Option<&'a str> {
-        self.has_authority()
-            .then(|| self.slice(self.m.host_start, self.m.host_end))
+        self.has_authority().then(|| self.slice(self.m.host_start, self.m.host_end))
     }
 
     /// The kind of host, when there is an authority.

@@ -48,10 +48,8 @@ const fn build() -> [u8; 256] {
         if alpha || digit || c == b'-' || c == b'.' || c == b'_' || c == b'~' {
             bits |= UNRESERVED;
         }
-        if matches!(
-            c,
-            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
-        ) {
+        if matches!(c, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
+        {
             bits |= SUB_DELIMS;
         }
         if c == b':' {
@@ -126,10 +124,7 @@ mod tests {
             let pchar = naive_unreserved(b) || naive_sub_delim(b) || b == b':' || b == b'@';
             assert_eq!(is(b, PCHAR), pchar, "{b:#x}");
             assert_eq!(is(b, QUERY), pchar || b == b'/' || b == b'?', "{b:#x}");
-            assert_eq!(
-                is(b, USERINFO),
-                naive_unreserved(b) || naive_sub_delim(b) || b == b':'
-            );
+            assert_eq!(is(b, USERINFO), naive_unreserved(b) || naive_sub_delim(b) || b == b':');
             assert_eq!(is(b, REG_NAME), naive_unreserved(b) || naive_sub_delim(b));
             let scheme = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.');
             assert_eq!(is(b, SCHEME_CHAR), scheme);
