@@ -1019,6 +1019,31 @@ mod cli {
     }
 
     #[test]
+    fn help_names_every_flag() {
+        let out = urikey().args(["normalize", "--help"]).assert().success();
+        let help = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        for f in urikey::uri::normalize::Flag::ALL {
+            assert!(help.contains(f.name()), "--help does not name {f}");
+        }
+    }
+
+    #[test]
+    fn repeated_with_adds_up() {
+        urikey()
+            .args([
+                "normalize",
+                "--with",
+                "remove-query-params=utm_*",
+                "--with",
+                "remove-query-params=ref,sort-query",
+            ])
+            .write_stdin("http://a/?z=1&ref=2&utm_a=3&b=4\n")
+            .assert()
+            .success()
+            .stdout("http://a/?b=4&z=1\n");
+    }
+
+    #[test]
     fn unknown_names_are_usage_errors() {
         urikey()
             .args(["normalize", "--with", "bogus"])
