@@ -79,8 +79,11 @@ flags! {
     /// in every component (§6.2.2.2), host included.
     DecodeUnreserved = "decode-unreserved",
     /// Apply `remove_dot_segments` (§5.2.4) to the path of a URI that has a
-    /// scheme (§6.2.2.3). A result that would start with `//` without an
-    /// authority keeps a `/.` prefix, or it would re-parse as an authority.
+    /// scheme (§6.2.2.3). A rootless path is processed too, as §5.2.4 is
+    /// written (`foo:a/../b` becomes `foo:/b`; fluent-uri leaves rootless
+    /// paths alone). A result that would start with `//` without an
+    /// authority keeps a `/.` prefix (`foo:/.//x`, as WHATWG URL and
+    /// fluent-uri do), or it would re-parse as an authority.
     RemoveDotSegments = "remove-dot-segments",
     /// Drop the `:` of an empty port (§3.2.3: "URI producers and normalizers
     /// should omit the port component and its ':' delimiter if port is
