@@ -791,6 +791,12 @@ mod props {
         }
 
         #[test]
+        fn lenient_mapping_leaves_valid_lines_alone(u in uri_ref()) {
+            let mut scratch = urikey::uri::lenient::LenientScratch::default();
+            prop_assert!(!urikey::uri::lenient::map(u.as_bytes(), &mut scratch), "{}", u);
+        }
+
+        #[test]
         fn lenient_agrees_with_strict_on_valid_lines(u in uri_ref(), n in normalizers()) {
             let strict = Canonicalizer::new(n.clone());
             let lenient = Canonicalizer::new(n).with_lenient(true);
@@ -1013,6 +1019,31 @@ mod cli {
     }
 
     #[test]
+    fn help_names_every_flag() {
+        let out = urikey().args(["normalize", "--help"]).assert().success();
+        let help = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        for f in urikey::uri::normalize::Flag::ALL {
+            assert!(help.contains(f.name()), "--help does not name {f}");
+        }
+    }
+
+    #[test]
+    fn repeated_with_adds_up() {
+        urikey()
+            .args([
+                "normalize",
+                "--with",
+                "remove-query-params=utm_*",
+                "--with",
+                "remove-query-params=ref,sort-query",
+            ])
+            .write_stdin("http://a/?z=1&ref=2&utm_a=3&b=4\n")
+            .assert()
+            .success()
+            .stdout("http://a/?b=4&z=1\n");
+    }
+
+    #[test]
     fn unknown_names_are_usage_errors() {
         urikey()
             .args(["normalize", "--with", "bogus"])
@@ -1036,7 +1067,7 @@ mod cli {
 /// The fast path: what it must accept, and what it must leave to the slow
 /// path.
 mod fast_path {
-    use urikey::uri::key::fast_canonical;
+    use urikey::uri::key::{fast_canonical, fast_key_len};
 
     #[test]
     fn accepts_canonical_crawl_urls() {
@@ -1087,6 +1118,23 @@ mod fast_path {
         assert!(!fast_canonical(b"http://a.com/#f", true, false));
         assert!(!fast_canonical(b"http://a.com/?", false, true));
         assert!(!fast_canonical(b"http://a.com/?#f", false, true));
+    }
+
+    #[test]
+    fn a_removed_fragment_or_empty_query_leaves_a_prefix() {
+        let cases: &[(&str, bool, bool, Option<usize>)] = &[
+            ("http://a.com/x#f", true, false, Some(14)),
+            ("http://a.com/x?q#f", true, false, Some(16)),
+            ("http://a.com/x?", false, true, Some(14)),
+            ("http://a.com/x?#f", true, true, Some(14)),
+            ("http://a.com/x?#f", false, true, None),
+            ("http://a.com/x#f#g", true, false, None),
+            ("http://a.com/x#%zz", true, false, None),
+            ("http://a.com/x#", true, false, Some(14)),
+        ];
+        for (u, frag, query, want) in cases {
+            assert_eq!(fast_key_len(u.as_bytes(), *frag, *query), *want, "{u}");
+        }
     }
 }
 
@@ -1230,4 +1278,15 @@ mod crawl_canon {
             );
         }
     }
+}
+
+/// The engine shares one canonicalizer across rayon workers.
+#[test]
+fn canonicalizer_is_shareable() {
+    fn check<T: Send + Sync + Clone + std::fmt::Debug + Default>() {}
+    check::<Canonicalizer>();
+    check::<Normalizer>();
+    let c = Canonicalizer::default();
+    assert_eq!(c.normalizer(), &Normalizer::profile(Profile::Rfc));
+    assert!(!c.is_lenient());
 }

@@ -38,12 +38,22 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(fast, slow, "fast and slow paths disagree");
 
     let lenient_key = lenient.uri_key(line, &mut s1).map(<[u8]>::to_vec);
-    assert_eq!(lenient_key, lenient.uri_key_slow(line, &mut s2).map(<[u8]>::to_vec));
+    assert_eq!(
+        lenient_key,
+        lenient.uri_key_slow(line, &mut s2).map(<[u8]>::to_vec)
+    );
     if let Err(e) = &lenient_key {
-        assert!(e.index() <= line.len(), "lenient error index outside the line");
+        assert!(
+            e.index() <= line.len(),
+            "lenient error index outside the line"
+        );
     }
     if let Ok(key) = &fast {
-        assert_eq!(lenient_key.as_ref().ok(), Some(key), "lenient differs on a strict line");
+        assert_eq!(
+            lenient_key.as_ref().ok(),
+            Some(key),
+            "lenient differs on a strict line"
+        );
     }
 
     for key in [fast.ok(), lenient_key.ok()].into_iter().flatten() {
@@ -51,6 +61,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(again.as_ref(), Ok(&key), "not idempotent");
         let mut surt = Vec::new();
         write_key(&key, KeyFormat::Surt, &mut surt);
-        assert_eq!(parse_surt(&surt).as_ref(), Some(&key), "SURT does not read back");
+        assert_eq!(
+            parse_surt(&surt).as_ref(),
+            Some(&key),
+            "SURT does not read back"
+        );
     }
 });

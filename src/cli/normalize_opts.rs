@@ -15,6 +15,15 @@ pub struct NormalizeOpts {
 
     /// Turn on more flags (comma-separated names; repeatable). Use
     /// `remove-query-params=utm_*;ref` to drop query parameters.
+    ///
+    /// Flags: lowercase-scheme, lowercase-host, uppercase-escapes,
+    /// decode-unreserved, remove-dot-segments, remove-empty-port (syntax);
+    /// remove-default-port, empty-path-slash (rfc); remove-fragment,
+    /// ipv6-canonical, ipv4-canonical, idna, remove-trailing-host-dot,
+    /// remove-empty-query (crawl); opt-in only: sort-query,
+    /// remove-query-params=LIST, strip-session-ids, remove-www,
+    /// remove-trailing-slash, add-trailing-slash, remove-duplicate-slashes,
+    /// remove-directory-index.
     #[arg(long = "with", value_name = "FLAGS")]
     pub with: Vec<String>,
 

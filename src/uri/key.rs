@@ -135,7 +135,8 @@ impl Canonicalizer {
     }
 
     /// The canonical `uri` key of one line (without its newline): `input`
-    /// itself when it is already canonical, else a slice of `scratch`.
+    /// itself when it is already canonical (or a prefix of it, when only a
+    /// removed fragment or empty query differs), else a slice of `scratch`.
     ///
     /// # Errors
     /// The parse error, with an offset into `input` (also in lenient mode).
@@ -145,14 +146,15 @@ impl Canonicalizer {
         input: &'a [u8],
         scratch: &'a mut KeyScratch,
     ) -> Result<&'a [u8], ParseError> {
-        if self.fast.enabled
-            && fast_canonical(
+        if self.fast.enabled {
+            let fast = fast_key_len(
                 input,
                 self.fast.remove_fragment,
                 self.fast.remove_empty_query,
-            )
-        {
-            return Ok(input);
+            );
+            if let Some(key) = fast.and_then(|len| input.get(..len)) {
+                return Ok(key);
+            }
         }
         self.uri_key_slow(input, scratch)
     }
@@ -170,32 +172,41 @@ impl Canonicalizer {
             norm,
             lenient: lenient_scratch,
         } = scratch;
+        // A line that strict reading accepts needs no lenient mapping (the
+        // mapping leaves every valid URI-reference alone), so strict goes
+        // first and the mapping only runs on lines strict reading rejects.
+        let strict = self.normalize(input, out, norm);
+        let err = match strict {
+            Ok(false) => return Ok(input),
+            Ok(true) => return Ok(out),
+            Err(e) => e,
+        };
         if self.lenient && lenient::map(input, lenient_scratch) {
             let mapped: &'a LenientScratch = lenient_scratch;
-            return self
-                .normalize(mapped.mapped(), out, norm)
-                .map_err(|e| ParseError::new(mapped.origin(e.index()), e.kind()));
+            return match self.normalize(mapped.mapped(), out, norm) {
+                Ok(false) => Ok(mapped.mapped()),
+                Ok(true) => Ok(out),
+                Err(e) => Err(ParseError::new(mapped.origin(e.index()), e.kind())),
+            };
         }
-        self.normalize(input, out, norm)
+        Err(err)
     }
 
-    fn normalize<'a>(
+    /// Parses and normalizes `input` into `out`. `Ok(false)`: the key is
+    /// `input` itself; `Ok(true)`: the key is in `out`.
+    fn normalize(
         &self,
-        input: &'a [u8],
-        out: &'a mut Vec<u8>,
+        input: &[u8],
+        out: &mut Vec<u8>,
         norm: &mut NormalizeScratch,
-    ) -> Result<&'a [u8], ParseError> {
+    ) -> Result<bool, ParseError> {
         let u = UriRef::parse_bytes(input)?;
         if self.identity {
-            return Ok(input);
+            return Ok(false);
         }
         out.clear();
         self.normalizer.normalize_with(&u, out, norm);
-        if out.as_slice() == input {
-            Ok(input)
-        } else {
-            Ok(out)
-        }
+        Ok(out.as_slice() != input)
     }
 
     /// Appends `uri_key` written in `format` to `out`.
@@ -363,40 +374,40 @@ fn segment_ends(s: &[u8], j: usize) -> bool {
 }
 
 /// Proves in one pass that `s` is a valid URI that every flag of the fast
-/// set leaves unchanged, for the shape
-/// `http(s)://host[:port]/path[?query][#fragment]` with a lower-case
-/// `[a-z0-9-._~]` host that is not a number-like (IPv4) host and has no
-/// trailing dot, a non-empty port without leading zero that is not the
-/// default, a non-empty path without dot-segments, and only upper-case
-/// escapes of octets that must stay encoded. `false` means "not proven":
-/// the slow path decides.
+/// set leaves unchanged, apart from dropping its fragment (when
+/// `remove_fragment`) or an empty query at its end (when
+/// `remove_empty_query`): returns the length of the key, which is then a
+/// prefix of `s`. The shape is `http(s)://host[:port]/path[?query][#fragment]`
+/// with a lower-case `[a-z0-9-._~]` host that is not a number-like (IPv4)
+/// host and has no trailing dot, a non-empty port without leading zero that
+/// is not the default, a non-empty path without dot-segments, and only
+/// upper-case escapes of octets that must stay encoded. `None` means "not
+/// proven": the slow path decides.
 ///
 /// Runs of ordinary bytes are skipped eight at a time with a table; only
 /// `.`, `%`, `?` and `#` stop the scan.
 #[doc(hidden)]
 #[inline]
-pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool) -> bool {
+pub fn fast_key_len(s: &[u8], remove_fragment: bool, remove_empty_query: bool) -> Option<usize> {
     let (start, default_port): (usize, &[u8]) = if s.starts_with(b"https://") {
         (8, b"443")
     } else if s.starts_with(b"http://") {
         (7, b"80")
     } else {
-        return false;
+        return None;
     };
     let n = s.len();
 
     // Host.
     let mut i = skip(s, start, F_HOST);
     let host = &s[start..i];
-    let Some(&last) = host.last() else {
-        return false;
-    };
+    let &last = host.last()?;
     if last == b'.' {
-        return false;
+        return None;
     }
     let label = host.iter().rposition(|&b| b == b'.').map_or(0, |p| p + 1);
     if host[label].is_ascii_digit() {
-        return false; // may be an IPv4 number form
+        return None; // may be an IPv4 number form
     }
 
     // Port.
@@ -408,18 +419,18 @@ pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool)
         }
         let port = &s[port_start..i];
         if port.is_empty() || port[0] == b'0' || port == default_port {
-            return false;
+            return None;
         }
     }
 
     // Path: must start with "/" (an empty path is the slow path's).
     if i == n || s[i] != b'/' {
-        return false;
+        return None;
     }
     loop {
         i = skip(s, i, F_PATH_PLAIN);
         if i == n {
-            return true;
+            return Some(n);
         }
         match s[i] {
             b'.' => {
@@ -428,51 +439,66 @@ pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool)
                     && (segment_ends(s, i + 1)
                         || (s.get(i + 1) == Some(&b'.') && segment_ends(s, i + 2)))
                 {
-                    return false;
+                    return None;
                 }
                 i += 1;
             }
             b'%' if good_escape(s, i) => i += 3,
             b'?' => break,
             b'#' => return fragment(s, i, remove_fragment),
-            _ => return false,
+            _ => return None,
         }
     }
 
     // Query: s[i] == '?'.
+    let question = i;
     i += 1;
     if remove_empty_query && (i == n || s[i] == b'#') {
-        return false;
+        // The key ends before the '?', if the fragment goes too.
+        return match fragment(s, i, remove_fragment)? {
+            end if end == i => Some(question),
+            _ => None,
+        };
     }
     loop {
         i = skip(s, i, F_QUERY_PLAIN);
         if i == n {
-            return true;
+            return Some(n);
         }
         match s[i] {
             b'%' if good_escape(s, i) => i += 3,
             b'#' => return fragment(s, i, remove_fragment),
-            _ => return false,
+            _ => return None,
         }
     }
 }
 
-/// The fragment part of [`fast_canonical`]; `s[i] == '#'`.
+/// [`fast_key_len`] when the key must be the whole input.
+#[doc(hidden)]
+#[inline]
+pub fn fast_canonical(s: &[u8], remove_fragment: bool, remove_empty_query: bool) -> bool {
+    fast_key_len(s, remove_fragment, remove_empty_query) == Some(s.len())
+}
+
+/// The fragment part of [`fast_key_len`], from `i` (at a `#` or the end):
+/// checks the fragment and returns the key length (`i` when the fragment
+/// is removed, the input length when it stays).
 #[inline(always)]
-fn fragment(s: &[u8], mut i: usize, remove_fragment: bool) -> bool {
-    if remove_fragment {
-        return false;
+fn fragment(s: &[u8], i: usize, remove_fragment: bool) -> Option<usize> {
+    let n = s.len();
+    if i == n {
+        return Some(n);
     }
-    i += 1;
+    let mut j = i + 1;
     loop {
-        i = skip(s, i, F_QUERY_PLAIN);
-        if i == s.len() {
-            return true;
+        j = skip(s, j, F_QUERY_PLAIN);
+        if j == n {
+            return Some(if remove_fragment { i } else { n });
         }
-        if s[i] == b'%' && good_escape(s, i) {
-            i += 3;
+        if s[j] == b'%' && good_escape(s, j) {
+            j += 3;
         } else {
-            return false;
+            return None;
         }
     }
 }

@@ -79,8 +79,11 @@ flags! {
     /// in every component (§6.2.2.2), host included.
     DecodeUnreserved = "decode-unreserved",
     /// Apply `remove_dot_segments` (§5.2.4) to the path of a URI that has a
-    /// scheme (§6.2.2.3). A result that would start with `//` without an
-    /// authority keeps a `/.` prefix, or it would re-parse as an authority.
+    /// scheme (§6.2.2.3). A rootless path is processed too, as §5.2.4 is
+    /// written (`foo:a/../b` becomes `foo:/b`; fluent-uri leaves rootless
+    /// paths alone). A result that would start with `//` without an
+    /// authority keeps a `/.` prefix (`foo:/.//x`, as WHATWG URL and
+    /// fluent-uri do), or it would re-parse as an authority.
     RemoveDotSegments = "remove-dot-segments",
     /// Drop the `:` of an empty port (§3.2.3: "URI producers and normalizers
     /// should omit the port component and its ':' delimiter if port is
@@ -752,8 +755,13 @@ fn lowercase_outside_escapes(s: &mut [u8]) {
 
 /// Does the path hold a `.` or `..` segment?
 fn has_dot_segment(path: &[u8]) -> bool {
-    path.split(|&b| b == b'/')
-        .any(|seg| seg == b"." || seg == b"..")
+    // A dot-segment starts at a '.' that begins a segment, and ends at the
+    // end or at a '/' after one or two dots.
+    let ends = |q: usize| !matches!(path.get(q), Some(&b) if b != b'/');
+    memchr::memchr_iter(b'.', path).any(|p| {
+        let starts = p == 0 || path[p - 1] == b'/';
+        starts && (ends(p + 1) || (path.get(p + 1) == Some(&b'.') && ends(p + 2)))
+    })
 }
 
 /// `remove_dot_segments` of RFC 3986 §5.2.4, appending the result to `out`.
