@@ -1,6 +1,8 @@
 //! `urikey dedup` end to end: every option, every failure mode, and a
 //! property test of the engine against a naive single-threaded reference.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
@@ -792,7 +794,7 @@ fn chunk_size_strategy() -> impl Strategy<Value = usize> {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(64),
+        cases: common::proptest_cases(64),
         ..ProptestConfig::default()
     })]
 

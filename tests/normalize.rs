@@ -1,59 +1,13 @@
 //! Normalization: conformance vectors, per-flag unit tests, properties and
 //! the `urikey normalize` command line.
 
-use std::path::PathBuf;
+mod common;
 
 use urikey::uri::key::{Canonicalizer, KeyScratch};
 use urikey::uri::normalize::{Flag, Flags, Normalizer, Profile};
 
 mod util {
     use super::*;
-
-    /// `../shared/conformance`, or `URIKEY_CONFORMANCE_DIR`. A missing
-    /// directory fails under `CI` and is skipped (with a note) otherwise.
-    pub fn conformance_file(name: &str) -> Option<PathBuf> {
-        let dir = std::env::var_os("URIKEY_CONFORMANCE_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
-            });
-        let path = dir.join(name);
-        if path.is_file() {
-            return Some(path);
-        }
-        if std::env::var_os("CI").is_some() {
-            panic!("conformance file {} is missing", path.display());
-        }
-        eprintln!(
-            "note: skipping, {} is missing (set URIKEY_CONFORMANCE_DIR)",
-            path.display()
-        );
-        None
-    }
-
-    pub fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
-        let text = std::fs::read_to_string(path).expect("read conformance file");
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str(l).expect("json line"))
-            .collect()
-    }
-
-    /// `(file, input)` pairs listed in `tests/data/known-deviations.txt`.
-    pub fn known_deviations(file: &str) -> Vec<String> {
-        let path =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/known-deviations.txt");
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        text.lines()
-            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-            .filter_map(|l| {
-                let mut parts = l.splitn(3, '\t');
-                let f = parts.next()?;
-                let input = parts.next()?;
-                (f == file).then(|| input.to_string())
-            })
-            .collect()
-    }
 
     /// The key through the full `uri_key` (fast path first).
     pub fn key(c: &Canonicalizer, input: &[u8]) -> Result<Vec<u8>, urikey::uri::ParseError> {
@@ -84,20 +38,18 @@ mod conformance {
 
     #[test]
     fn normalize_jsonl() {
-        let Some(path) = conformance_file("normalize.jsonl") else {
+        let Some(cases) = common::load("normalize.jsonl") else {
             return;
         };
-        let deviations = known_deviations("normalize.jsonl");
+        let known = common::KnownDeviations::for_file("normalize.jsonl");
         let mut failures = Vec::new();
-        let mut passed = 0;
-        let mut deviating_passes = Vec::new();
-        for (i, case) in jsonl(&path).iter().enumerate() {
-            let input = case["input"].as_str().unwrap();
-            let expected = case["expected"].as_str().unwrap();
-            let profile = match case["level"].as_str().unwrap() {
-                "syntax" => Profile::Syntax,
-                "scheme" => Profile::Rfc,
-                other => panic!("unknown level {other}"),
+        for (i, case) in cases.iter().enumerate() {
+            let input = common::field(case, "input").expect("input");
+            let expected = common::field(case, "expected").expect("expected");
+            let profile = match common::field(case, "level") {
+                Some("syntax") => Profile::Syntax,
+                Some("scheme") => Profile::Rfc,
+                other => panic!("case {i}: unknown level {other:?}"),
             };
             let c = Canonicalizer::new(Normalizer::profile(profile));
             let fast = key(&c, input.as_bytes()).map(|k| s(&k));
@@ -107,32 +59,12 @@ mod conformance {
                 "case {i}: fast and slow paths disagree on {input:?}"
             );
             let actual = fast.unwrap_or_else(|e| format!("error: {e}"));
-            let deviates = deviations.iter().any(|d| d == input);
-            if actual == expected {
-                passed += 1;
-                if deviates {
-                    deviating_passes.push(input.to_string());
-                }
-            } else if !deviates {
-                failures.push(format!(
-                    "case {i}: input {input:?}\n  expected {expected:?}\n  actual   {actual:?}"
-                ));
+            let detail = || format!("case {i}: expected {expected:?}, actual {actual:?}");
+            if let Some(f) = known.check(input, actual == expected, detail) {
+                failures.push(f);
             }
         }
-        println!(
-            "normalize.jsonl: {passed} passed, {} failed",
-            failures.len()
-        );
-        assert!(
-            failures.is_empty(),
-            "{} failures:\n{}",
-            failures.len(),
-            failures.join("\n")
-        );
-        assert!(
-            deviating_passes.is_empty(),
-            "listed as known deviations but now pass: {deviating_passes:?}"
-        );
+        common::assert_no_failures("normalize.jsonl", cases.len(), &failures);
     }
 }
 
@@ -738,10 +670,7 @@ mod props {
     }
 
     fn cases() -> u32 {
-        std::env::var("URIKEY_PROPTEST_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(512)
+        common::proptest_cases(512)
     }
 
     proptest! {
@@ -1228,13 +1157,13 @@ mod crawl_canon {
 
     #[test]
     fn report() {
-        let Some(path) = conformance_file("crawl_canon.jsonl") else {
+        let Some(cases) = common::load("crawl_canon.jsonl") else {
             return;
         };
         // tool -> (cases, claimed, reproduced)
         let mut table: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
         let verbose = std::env::var_os("URIKEY_CRAWL_CANON_VERBOSE").is_some();
-        for case in jsonl(&path) {
+        for case in cases {
             let tool = case["tool"].as_str().unwrap().to_string();
             let profile = case["profile"].as_str().unwrap();
             // urlcanon's presets differ a lot: one row each.

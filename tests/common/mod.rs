@@ -110,3 +110,12 @@ pub fn assert_no_failures(what: &str, total: usize, failures: &[String]) {
         failures.join("\n")
     );
 }
+
+/// Cases per property test: `$PROPTEST_CASES` when set (CI raises it),
+/// else `default`.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
