@@ -21,3 +21,8 @@
 
 pub mod engine;
 pub mod uri;
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
