@@ -129,7 +129,7 @@ pub const MAX_CHUNK_BYTES: usize = 512 << 20;
 
 impl Config {
     /// Defaults: canonical `uri` keys, unique lines, fingerprints, all
-    /// cores, 4 MiB chunks, 1 MiB line limit, no progress bar.
+    /// cores, 2 MiB chunks, 1 MiB line limit, no progress bar.
     pub fn new(canonicalizer: Canonicalizer) -> Self {
         Self {
             canonicalizer,
@@ -138,7 +138,7 @@ impl Config {
             output: Output::Unique,
             exact: false,
             threads: 0,
-            chunk_size: 4 << 20,
+            chunk_size: 2 << 20,
             max_line_bytes: 1 << 20,
             progress: false,
         }

@@ -22,6 +22,11 @@ use super::shard::SHARDS;
 use super::stats::Stats;
 use super::{Config, Emit, InvalidLine, Output, MAX_CHUNK_BYTES};
 
+/// Chunks the reader thread may cut ahead of the batch being filled. Each
+/// one holds `chunk_size` bytes (read, or mapped and faulted in), so this
+/// bounds memory; two are enough to keep the workers fed.
+const READ_AHEAD: usize = 2;
+
 /// Size of the pieces the counts output is written in.
 const COUNTS_PIECE: usize = 1 << 20;
 
@@ -71,12 +76,12 @@ pub fn run(
     let mut driver = Driver::new(config, &names, threads, &pool);
     let render = driver.render();
     let result = std::thread::scope(|scope| {
-        let (chunk_tx, chunk_rx) = mpsc::sync_channel(batch_len);
+        let (chunk_tx, chunk_rx) = mpsc::sync_channel(READ_AHEAD);
         let reader_raw = Arc::clone(&raw_read);
         scope.spawn(move || read_inputs(inputs, limits, &reader_raw, &chunk_tx));
-        // One batch waits for the writer while it writes another and the
-        // next is processed.
-        let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(1);
+        // A batch is handed over only when the writer is free, so at most
+        // two batches exist: one being written, one being processed.
+        let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
         let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<Work>>();
         let render = &render;
         let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx, render));
