@@ -1,18 +1,21 @@
 //! An open-addressing table of 128-bit fingerprints.
 //!
 //! Fingerprints are XXH3-128 values, so their bits are already uniformly
-//! distributed: the low bits choose the home slot directly, with no further
-//! hashing. Collisions between slots are resolved by linear probing. The
-//! value `0` marks an empty slot; the (astronomically unlikely) fingerprint
-//! `0` itself is kept aside in a separate field, so no two fingerprints are
-//! ever merged by the table.
+//! distributed: the low 64 bits choose the home slot directly (scaled to
+//! the table length by a multiply and shift, so any length works), with no
+//! further hashing. Collisions between slots are resolved by linear
+//! probing. The value `0` marks an empty slot; the (astronomically
+//! unlikely) fingerprint `0` itself is kept aside in a separate field, so
+//! no two fingerprints are ever merged by the table.
 //!
-//! The table doubles when it would pass 70 % load, so it holds between 35 %
-//! and 70 % live slots: 23 to 46 bytes per fingerprint, plus 6 to 11 bytes
-//! for the optional dense ids (see [`FingerprintTable::insert`]). While a
-//! table doubles, its old and new slot arrays exist together; since the
-//! engine's shards fill evenly they tend to double in the same batch, so the
-//! peak is about 1.5 times the steady size.
+//! The table grows when it would pass 70 % load, alternately by 3/2 and by
+//! 4/3 (lengths 2^k and 3·2^(k-1)), so it holds between 47 % and 70 % live
+//! slots: 23 to 34 bytes per fingerprint, plus 6 to 9 bytes for the
+//! optional dense ids (see [`FingerprintTable::insert`]). Plain doubling
+//! would leave a table as little as 35 % full (46 bytes per fingerprint);
+//! the smaller steps cost a few more, smaller, rebuilds. A table is rebuilt
+//! alone; the engine's 64 shards take turns, so the old and new slot arrays
+//! of one shard at a time add to the peak.
 
 /// Numerator / denominator of the maximum load factor.
 const MAX_LOAD: (usize, usize) = (7, 10);
@@ -161,7 +164,7 @@ impl<const WITH_IDS: bool> Default for FingerprintTable<WITH_IDS> {
 
 impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     fn with_slots(slots: usize) -> Self {
-        let slots = slots.max(MIN_SLOTS).next_power_of_two();
+        let slots = slots.max(MIN_SLOTS);
         Self {
             slots: Slots::zeroed(slots),
             ids: if WITH_IDS { vec![0; slots] } else { Vec::new() },
@@ -191,13 +194,13 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         if fp == 0 {
             return self.zero.is_some();
         }
-        let mask = self.slots.len() - 1;
-        let mut i = home(fp, mask);
+        let len = self.slots.len();
+        let mut i = home(fp, len);
         loop {
             match self.slots.get(i) {
                 0 => return false,
                 s if s == fp => return true,
-                _ => i = (i + 1) & mask,
+                _ => i = next_slot(i, len),
             }
         }
     }
@@ -207,8 +210,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// on x86_64, nothing elsewhere).
     #[inline]
     pub fn touch(&self, fp: u128) {
-        let mask = self.slots.len() - 1;
-        self.slots.prefetch(home(fp, mask));
+        self.slots.prefetch(home(fp, self.slots.len()));
     }
 
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
@@ -225,8 +227,8 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                 }
             };
         }
-        let mask = self.slots.len() - 1;
-        let mut i = home(fp, mask);
+        let len = self.slots.len();
+        let mut i = home(fp, len);
         loop {
             let s = self.slots.get(i);
             if s == fp {
@@ -235,7 +237,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             if s == 0 {
                 break;
             }
-            i = (i + 1) & mask;
+            i = next_slot(i, len);
         }
         if (self.filled + 1) * MAX_LOAD.1 > self.slots.len() * MAX_LOAD.0 {
             self.grow();
@@ -261,7 +263,13 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     }
 
     fn grow(&mut self) {
-        let new_len = self.slots.len() * 2;
+        let len = self.slots.len();
+        // 2^k -> 3·2^(k-1) -> 2^(k+1): steps of 3/2 and 4/3.
+        let new_len = if len.is_power_of_two() {
+            len + len / 2
+        } else {
+            len / 3 * 4
+        };
         let old_slots = std::mem::replace(&mut self.slots, Slots::zeroed(new_len));
         let old_ids = std::mem::replace(
             &mut self.ids,
@@ -271,15 +279,14 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                 Vec::new()
             },
         );
-        let mask = new_len - 1;
         for k in 0..old_slots.len() {
             let fp = old_slots.get(k);
             if fp == 0 {
                 continue;
             }
-            let mut i = home(fp, mask);
+            let mut i = home(fp, new_len);
             while self.slots.get(i) != 0 {
-                i = (i + 1) & mask;
+                i = next_slot(i, new_len);
             }
             self.slots.set(i, fp);
             if WITH_IDS {
@@ -289,11 +296,23 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     }
 }
 
-/// The home slot of `fp`: its low bits (the engine's shard choice uses the
-/// high bits, so the two are independent).
+/// The home slot of `fp` in a table of `len` slots: its low 64 bits read
+/// as a fraction of `len` (the engine's shard choice uses the top bits, so
+/// the two are independent). Slots keep the order of their fingerprints'
+/// low bits, so a rebuild walks the new table nearly in order.
 #[inline]
-fn home(fp: u128, mask: usize) -> usize {
-    (fp as usize) & mask
+fn home(fp: u128, len: usize) -> usize {
+    ((u128::from(fp as u64) * len as u128) >> 64) as usize
+}
+
+/// The slot after `i`, wrapping around.
+#[inline]
+fn next_slot(i: usize, len: usize) -> usize {
+    if i + 1 == len {
+        0
+    } else {
+        i + 1
+    }
 }
 
 #[cfg(test)]
@@ -351,7 +370,8 @@ mod tests {
         assert_eq!(t.len(), 4);
         assert!(!t.is_empty());
         // Probing wraps around the end of the slot array.
-        let last = (MIN_SLOTS as u128) - 1;
+        let last = u128::from(u64::MAX);
+        assert_eq!(home(last, MIN_SLOTS), MIN_SLOTS - 1);
         let mut w = FingerprintTable::<false>::default();
         assert!(w.insert(last).is_new());
         assert!(w.insert(last | (1 << 64)).is_new());
