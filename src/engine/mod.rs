@@ -96,7 +96,7 @@ pub enum Output {
     /// The first line of every key prefixed with the number of lines that
     /// had the key and a TAB (written at the end of the run). Ids inside a
     /// shard are 31-bit, so counts are exact up to 2³¹ distinct keys per
-    /// shard (about 1.4 × 10¹¹ in all).
+    /// shard (about 3.4 × 10¹⁰ in all).
     Counts,
 }
 
