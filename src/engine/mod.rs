@@ -11,12 +11,16 @@
 //!                                          insert in chunk order, flag new lines
 //!                                                       │
 //!                                                       ▼
-//!                                          phase 3 (rayon, per chunk)
-//!                                          render selected lines
-//!                                                       │
-//!                                                       ▼
-//!                                          writer thread (in chunk order)
+//!                                          writer thread (batch by batch, in order)
+//!                                          selected lines written in place from the
+//!                                          chunk and key arena (vectored writes),
+//!                                          then the batch is handed back for reuse
 //! ```
+//!
+//! While the writer writes one batch, the workers process the next; at most
+//! two batches and two read-ahead chunks exist at a time. `surt` and `hash`
+//! keys, which are not in memory as printed, are formatted on the workers
+//! after phase 2.
 //!
 //! Inputs that are regular files are memory-mapped; stdin, pipes and
 //! compressed inputs (gzip and zstd, recognised by their magic bytes) are
