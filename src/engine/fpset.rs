@@ -14,9 +14,12 @@
 //! slots: 23 to 34 bytes per fingerprint, plus 6 to 9 bytes for the
 //! optional dense ids (see [`FingerprintTable::insert`]). Plain doubling
 //! would leave a table as little as 35 % full (46 bytes per fingerprint);
-//! the smaller steps cost a few more, smaller, rebuilds. A table is rebuilt
-//! alone; the engine's shards take turns, so the old and new slot arrays
-//! of one shard at a time add to the peak.
+//! the smaller steps cost a few more, smaller, rebuilds. From 2 MiB on a
+//! table grows in place (see `rebuild_in_place`): during a rebuild only its
+//! live fingerprints are held twice, in a buffer each worker thread keeps.
+//!
+//! Slots are prefetched a few inserts ahead ([`FingerprintTable::touch`]):
+//! without it a 1 GiB engine-only run took 40 % more CPU (2.10 -> 2.95 s).
 
 /// Numerator / denominator of the maximum load factor.
 const MAX_LOAD: (usize, usize) = (7, 10);
