@@ -101,7 +101,7 @@ pub struct DedupArgs {
     pub max_line_bytes: usize,
 
     /// Target chunk size in bytes (tuning and testing).
-    #[arg(long, value_name = "BYTES", default_value_t = 4 << 20, hide = true)]
+    #[arg(long, value_name = "BYTES", default_value_t = 2 << 20, hide = true)]
     pub chunk_size: usize,
 }
 

@@ -5,14 +5,18 @@
 //!    shard.
 //! 2. [`insert_batch`] (parallel over shards): each shard inserts its
 //!    buckets in chunk order and flags the lines that were new.
-//! 3. [`Work::render`] (parallel over chunks): the selected lines are
-//!    written into the chunk's output buffer, which the writer thread then
-//!    writes in chunk order. With counts, [`Work::collect_uniques`] runs
+//! 3. The writer thread writes the selected lines of each chunk, in chunk
+//!    order, straight from the chunk and the key arena
+//!    ([`Work::write_selected`]): the bytes are not copied before the
+//!    kernel copies them. Only `surt` and `hash` keys, which are not in
+//!    memory as printed, are formatted first, in parallel over chunks
+//!    ([`Work::render`]). With counts, [`Work::collect_uniques`] runs
 //!    instead, serially.
 //!
 //! Because every shard sees its lines in input order, which line of a key
 //! is "first" never depends on threads, chunk size or batch boundaries.
 
+use std::io::{self, IoSlice, Write};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::uri::key::{fingerprint, Canonicalizer, KeyFormat, KeyScratch};
@@ -23,6 +27,29 @@ use super::{Emit, Field, Output, Problem};
 
 /// Flag bit of a line whose key had not been seen before.
 const NEW: u32 = 1 << 31;
+
+/// Most buffers passed to one vectored write (Linux `IOV_MAX`).
+const MAX_IOV: usize = 1024;
+
+/// Where a piece of output lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Src {
+    /// The chunk's bytes.
+    Chunk,
+    /// The key arena.
+    Arena,
+    /// A lone `\n` (after a line that ends with `\r\n` or the input).
+    Newline,
+}
+
+/// A run of output bytes: consecutive selected lines that lie back to
+/// back in the same place are written as one piece.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    src: Src,
+    start: u32,
+    end: u32,
+}
 
 /// A valid line: its place in the chunk and where its key is.
 #[derive(Clone, Copy, Debug)]
@@ -37,6 +64,9 @@ struct LineRec {
     key_len: u32,
     /// The key is in the arena (it differs from the input bytes).
     key_in_arena: bool,
+    /// A `\n` follows the line in the chunk (no `\r`, not the end), so
+    /// the writer can print the line with it without reading the chunk.
+    newline_follows: bool,
     /// The shard of the key's fingerprint.
     shard: u8,
 }
@@ -98,10 +128,9 @@ pub struct Work {
     pub lines: u64,
     /// Blank lines in the chunk.
     pub blank: u64,
-    /// Lines whose key was new (after phase 2/3).
-    pub new: u64,
-    /// Rendered output (after phase 3).
+    /// Rendered output (after phase 3, `surt`/`hash` keys only).
     pub out: Vec<u8>,
+    runs: Vec<Run>,
 }
 
 impl Work {
@@ -126,7 +155,7 @@ impl Work {
         }
         self.lines = 0;
         self.blank = 0;
-        self.new = 0;
+        self.out.clear();
         let Some(chunk) = &self.chunk else { return };
         let data = chunk.bytes();
         let truncated_tail = chunk.truncated_tail;
@@ -190,11 +219,15 @@ impl Work {
                             } else {
                                 let at = self.arena.len();
                                 self.arena.extend_from_slice(key);
+                                // The newline lets the writer print the key
+                                // and its newline as one piece.
+                                self.arena.push(b'\n');
                                 (at as u32, true)
                             };
                             self.recs.push(LineRec {
                                 start,
                                 len: line.len() as u32,
+                                newline_follows: next == end + 1 && line.len() == raw.len(),
                                 key_start,
                                 key_len: key.len() as u32,
                                 key_in_arena,
@@ -273,10 +306,8 @@ impl Work {
         out.clear();
         // Enough for every line and its newline unless keys grew.
         out.reserve(self.bytes().len() + 1);
-        let mut new = 0u64;
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, _) = self.flag(i);
-            new += u64::from(is_new);
             let selected = match r.output {
                 Output::Unique => is_new,
                 Output::Duplicates => !is_new,
@@ -287,8 +318,108 @@ impl Work {
                 out.push(b'\n');
             }
         }
-        self.new = new;
         self.out = out;
+    }
+
+    /// Phase 3 in the writer thread: writes the lines `r` selects (for
+    /// `Render::zero_copy` settings) or the rendered output to `w`.
+    ///
+    /// # Errors
+    /// The first error of `w`.
+    pub fn write_selected(&mut self, r: &Render<'_>, w: &mut dyn Write) -> io::Result<()> {
+        if !r.zero_copy() {
+            return w.write_all(&self.out);
+        }
+        self.plan_runs(r);
+        let data = self.bytes();
+        let piece = |run: &Run| -> &[u8] {
+            let src: &[u8] = match run.src {
+                Src::Chunk => data,
+                Src::Arena => &self.arena,
+                Src::Newline => b"\n",
+            };
+            src.get(run.start as usize..run.end as usize)
+                .unwrap_or_default()
+        };
+        let mut iov: Vec<IoSlice<'_>> = Vec::with_capacity(MAX_IOV.min(self.runs.len()));
+        // The next run to write, and how many of its bytes are written.
+        let mut next = 0usize;
+        let mut skip = 0usize;
+        while next < self.runs.len() {
+            iov.clear();
+            let first = piece(&self.runs[next]);
+            iov.push(IoSlice::new(first.get(skip..).unwrap_or_default()));
+            for run in self.runs.iter().skip(next + 1).take(MAX_IOV - 1) {
+                iov.push(IoSlice::new(piece(run)));
+            }
+            let mut n = match w.write_vectored(&iov) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            // Pass over what was written (a write may stop anywhere).
+            while next < self.runs.len() {
+                let left = piece(&self.runs[next]).len().saturating_sub(skip);
+                if n < left {
+                    skip += n;
+                    break;
+                }
+                n -= left;
+                next += 1;
+                skip = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// The output of the selected lines as runs of bytes in the chunk, the
+    /// arena, or lone newlines.
+    fn plan_runs(&mut self, r: &Render<'_>) {
+        let mut runs = std::mem::take(&mut self.runs);
+        runs.clear();
+        let data = self.bytes();
+        let keys = matches!(r.emit, Emit::Canonical(_)) && r.field.is_none();
+        for (i, rec) in self.recs.iter().enumerate() {
+            let (is_new, _) = self.flag(i);
+            let selected = match r.output {
+                Output::Unique => is_new,
+                Output::Duplicates => !is_new,
+                Output::Counts => false,
+            };
+            if !selected {
+                continue;
+            }
+            let (src, start, len) = if keys && rec.key_in_arena {
+                // The arena keeps a newline after every key.
+                (Src::Arena, rec.key_start, rec.key_len + 1)
+            } else if keys {
+                (Src::Chunk, rec.key_start, rec.key_len)
+            } else {
+                (Src::Chunk, rec.start, rec.len)
+            };
+            let mut end = start + len;
+            let newline_follows = match src {
+                Src::Chunk if start == rec.start && len == rec.len => rec.newline_follows,
+                Src::Chunk => data.get(end as usize).copied() == Some(b'\n'),
+                _ => true,
+            };
+            if src == Src::Chunk && newline_follows {
+                end += 1;
+            }
+            match runs.last_mut() {
+                Some(last) if last.src == src && last.end == start => last.end = end,
+                _ => runs.push(Run { src, start, end }),
+            }
+            if !newline_follows {
+                runs.push(Run {
+                    src: Src::Newline,
+                    start: 0,
+                    end: 1,
+                });
+            }
+        }
+        self.runs = runs;
     }
 
     /// Phase 3 with counts: stores each new line's output in `uniques`, in
@@ -299,13 +430,11 @@ impl Work {
         shards: &mut [ShardState],
         uniques: &mut Uniques,
     ) {
-        let mut new = 0u64;
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, id) = self.flag(i);
             if !is_new {
                 continue;
             }
-            new += 1;
             let shard = &mut shards[usize::from(rec.shard)];
             let global = uniques.ends.len() as u64;
             let id = id as usize;
@@ -316,7 +445,6 @@ impl Work {
             self.emit_into(rec, r, &mut uniques.bytes);
             uniques.ends.push(uniques.bytes.len() as u64);
         }
-        self.new = new;
     }
 }
 
@@ -330,6 +458,16 @@ pub struct Render<'a> {
     pub field: Option<Field>,
     /// Formats keys in `surt`/`hash` form.
     pub canonicalizer: &'a Canonicalizer,
+}
+
+impl Render<'_> {
+    /// True when every selected line prints as bytes already in memory
+    /// (the line, or a `uri` key), so the writer can write them in place.
+    pub fn zero_copy(&self) -> bool {
+        let formatted =
+            matches!(self.emit, Emit::Canonical(f) if f != KeyFormat::Uri) && self.field.is_none();
+        !formatted && self.output != Output::Counts
+    }
 }
 
 /// One shard: its set, and with counts, a count and the global index of
@@ -356,7 +494,9 @@ impl ShardState {
     }
 
     /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
-    pub fn insert_batch(&mut self, s: usize, works: &[Work], exact: bool, counting: bool) {
+    /// Returns how many were new.
+    pub fn insert_batch(&mut self, s: usize, works: &[Work], exact: bool, counting: bool) -> u64 {
+        let mut new = 0u64;
         /// How many entries ahead slots are loaded.
         const AHEAD: usize = 8;
         for w in works {
@@ -385,9 +525,11 @@ impl ShardState {
                 } else {
                     id & !NEW
                 };
+                new += u64::from(ins.is_new());
                 w.flags[e.rec as usize].store(flag, Ordering::Relaxed);
             }
         }
+        new
     }
 
     /// Adds this shard's counts into `counts`, indexed by global index.
@@ -443,6 +585,73 @@ mod tests {
         assert_eq!(find_field(b"a\tbb\tc", f(2)), Some((5, 6)));
         assert_eq!(find_field(b"a\tbb\tc", f(3)), None);
         assert_eq!(find_field(b"a\t", f(1)), Some((2, 2)));
+    }
+
+    /// A writer that takes at most 3 bytes per call and has no vectored
+    /// write of its own.
+    struct Dribble(Vec<u8>);
+
+    impl Write for Dribble {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let n = buf.len().min(3);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn batch_write_selected_in_place_with_short_writes() {
+        use super::super::chunk::ChunkData;
+        let canon = Canonicalizer::default();
+        let data = b"http://a/x\nHTTP://A/y\r\nhttp://a/x\nhttp://a/%7e\nhttp://a/w".to_vec();
+        let mut work = Work {
+            chunk: Some(Chunk {
+                input: 0,
+                offset: 0,
+                data: ChunkData::Owned(data),
+                truncated_tail: false,
+            }),
+            ..Work::default()
+        };
+        let scan = ScanConfig {
+            canonicalizer: &canon,
+            field: None,
+            max_line_bytes: 100,
+            keep_keys: true,
+        };
+        work.scan(&scan, &mut KeyScratch::default());
+        assert_eq!(work.valid(), 5);
+        // Lines 1, 2, 4 and 5 new; line 3 a duplicate.
+        for (i, f) in work.flags.iter().enumerate() {
+            f.store(if i == 2 { 0 } else { NEW }, Ordering::Relaxed);
+        }
+        let mut render = Render {
+            emit: Emit::Canonical(KeyFormat::Uri),
+            output: Output::Unique,
+            field: None,
+            canonicalizer: &canon,
+        };
+        let mut w = Dribble(Vec::new());
+        work.write_selected(&render, &mut w).expect("in memory");
+        assert_eq!(
+            String::from_utf8_lossy(&w.0),
+            "http://a/x\nhttp://a/y\nhttp://a/~\nhttp://a/w\n"
+        );
+        render.emit = Emit::Original;
+        let mut w = Dribble(Vec::new());
+        work.write_selected(&render, &mut w).expect("in memory");
+        assert_eq!(
+            String::from_utf8_lossy(&w.0),
+            "http://a/x\nHTTP://A/y\nhttp://a/%7e\nhttp://a/w\n"
+        );
+        render.output = Output::Duplicates;
+        let mut v = Vec::new();
+        work.write_selected(&render, &mut v).expect("in memory");
+        assert_eq!(v, b"http://a/x\n");
     }
 
     #[test]

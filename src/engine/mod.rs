@@ -11,12 +11,16 @@
 //!                                          insert in chunk order, flag new lines
 //!                                                       │
 //!                                                       ▼
-//!                                          phase 3 (rayon, per chunk)
-//!                                          render selected lines
-//!                                                       │
-//!                                                       ▼
-//!                                          writer thread (in chunk order)
+//!                                          writer thread (batch by batch, in order)
+//!                                          selected lines written in place from the
+//!                                          chunk and key arena (vectored writes),
+//!                                          then the batch is handed back for reuse
 //! ```
+//!
+//! While the writer writes one batch, the workers process the next; at most
+//! two batches and two read-ahead chunks exist at a time. `surt` and `hash`
+//! keys, which are not in memory as printed, are formatted on the workers
+//! after phase 2.
 //!
 //! Inputs that are regular files are memory-mapped; stdin, pipes and
 //! compressed inputs (gzip and zstd, recognised by their magic bytes) are
@@ -96,7 +100,7 @@ pub enum Output {
     /// The first line of every key prefixed with the number of lines that
     /// had the key and a TAB (written at the end of the run). Ids inside a
     /// shard are 31-bit, so counts are exact up to 2³¹ distinct keys per
-    /// shard (about 1.4 × 10¹¹ in all).
+    /// shard (about 3.4 × 10¹⁰ in all).
     Counts,
 }
 
@@ -129,7 +133,7 @@ pub const MAX_CHUNK_BYTES: usize = 512 << 20;
 
 impl Config {
     /// Defaults: canonical `uri` keys, unique lines, fingerprints, all
-    /// cores, 4 MiB chunks, 1 MiB line limit, no progress bar.
+    /// cores, 2 MiB chunks, 1 MiB line limit, no progress bar.
     pub fn new(canonicalizer: Canonicalizer) -> Self {
         Self {
             canonicalizer,
@@ -138,7 +142,7 @@ impl Config {
             output: Output::Unique,
             exact: false,
             threads: 0,
-            chunk_size: 4 << 20,
+            chunk_size: 2 << 20,
             max_line_bytes: 1 << 20,
             progress: false,
         }

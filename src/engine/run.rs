@@ -1,6 +1,7 @@
 //! The pipeline: a reader thread cuts inputs into chunks, the calling
-//! thread drives the three phases on a local rayon pool batch by batch, and
-//! a writer thread writes rendered batches in order.
+//! thread drives phases 1 and 2 on a local rayon pool batch by batch, and
+//! a writer thread writes the selected lines of each batch in order while
+//! the next batch is processed, then hands the batch back for reuse.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,6 +21,11 @@ use super::progress::Progress;
 use super::shard::SHARDS;
 use super::stats::Stats;
 use super::{Config, Emit, InvalidLine, Output, MAX_CHUNK_BYTES};
+
+/// Chunks the reader thread may cut ahead of the batch being filled. Each
+/// one holds `chunk_size` bytes (read, or mapped and faulted in), so this
+/// bounds memory; two are enough to keep the workers fed.
+const READ_AHEAD: usize = 2;
 
 /// Size of the pieces the counts output is written in.
 const COUNTS_PIECE: usize = 1 << 20;
@@ -68,13 +74,17 @@ pub fn run(
     let progress = Progress::new(config.progress, total);
 
     let mut driver = Driver::new(config, &names, threads, &pool);
+    let render = driver.render();
     let result = std::thread::scope(|scope| {
-        let (chunk_tx, chunk_rx) = mpsc::sync_channel(batch_len);
+        let (chunk_tx, chunk_rx) = mpsc::sync_channel(READ_AHEAD);
         let reader_raw = Arc::clone(&raw_read);
         scope.spawn(move || read_inputs(inputs, limits, &reader_raw, &chunk_tx));
-        let (out_tx, out_rx) = mpsc::sync_channel::<Vec<u8>>(4);
-        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
-        let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx));
+        // A batch is handed over only when the writer is free, so at most
+        // two batches exist: one being written, one being processed.
+        let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
+        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<Work>>();
+        let render = &render;
+        let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx, render));
 
         let driven = driver.drive(
             &chunk_rx,
@@ -174,15 +184,35 @@ fn read_inputs(
     }
 }
 
-/// The writer thread: buffers in order, then a flush.
+/// What the writer thread is sent, in output order.
+enum ToWriter {
+    /// A processed batch: its selected lines are written, then the batch
+    /// is sent back for reuse.
+    Batch(Vec<Work>),
+    /// Bytes to write as they are (the counts output).
+    Bytes(Vec<u8>),
+}
+
+/// The writer thread: batches and buffers in order, then a flush.
 fn write_all(
     output: &mut (dyn Write + Send),
-    rx: &Receiver<Vec<u8>>,
-    recycle: &mpsc::Sender<Vec<u8>>,
+    rx: &Receiver<ToWriter>,
+    recycle: &mpsc::Sender<Vec<Work>>,
+    render: &Render<'_>,
 ) -> io::Result<()> {
-    for buf in rx {
-        output.write_all(&buf)?;
-        let _ = recycle.send(buf);
+    for msg in rx {
+        match msg {
+            ToWriter::Bytes(buf) => output.write_all(&buf)?,
+            ToWriter::Batch(mut works) => {
+                for work in &mut works {
+                    work.write_selected(render, output)?;
+                    if let Some(chunk) = work.chunk.take() {
+                        chunk.release();
+                    }
+                }
+                let _ = recycle.send(works);
+            }
+        }
     }
     output.flush()
 }
@@ -232,19 +262,32 @@ impl<'a> Driver<'a> {
         }
     }
 
+    /// What phase 3 needs.
+    fn render(&self) -> Render<'a> {
+        Render {
+            emit: self.config.emit,
+            output: self.config.output,
+            field: self.config.field,
+            canonicalizer: &self.config.canonicalizer,
+        }
+    }
+
     /// Runs all batches; returns the stats (without wall time).
     fn drive(
         &mut self,
         chunks: &Receiver<Result<Chunk, Error>>,
         batch_len: usize,
-        out: &SyncSender<Vec<u8>>,
-        recycled: &Receiver<Vec<u8>>,
+        out: &SyncSender<ToWriter>,
+        recycled: &Receiver<Vec<Work>>,
         on_invalid: &mut dyn FnMut(&InvalidLine<'_>),
         mut after_batch: impl FnMut(&Self),
     ) -> Result<Stats, Error> {
         let mut batch: Vec<Work> = Vec::with_capacity(batch_len);
         loop {
             let mut ended = false;
+            while let Ok(mut back) = recycled.try_recv() {
+                self.spare.append(&mut back);
+            }
             while batch.len() < batch_len {
                 match chunks.recv() {
                     Ok(chunk) => {
@@ -260,24 +303,19 @@ impl<'a> Driver<'a> {
             }
             if !batch.is_empty() {
                 self.process(&mut batch, on_invalid);
-                if self.config.output != Output::Counts {
-                    for work in &mut batch {
-                        if work.out.is_empty() {
-                            continue;
+                if self.config.output == Output::Counts {
+                    for mut work in batch.drain(..) {
+                        if let Some(chunk) = work.chunk.take() {
+                            chunk.release();
                         }
-                        let next = recycled.try_recv().unwrap_or_default();
-                        let buf = std::mem::replace(&mut work.out, next);
-                        if out.send(buf).is_err() {
-                            // The writer stopped; its error is reported.
-                            return Ok(std::mem::take(&mut self.stats));
-                        }
+                        self.spare.push(work);
                     }
-                }
-                for mut work in batch.drain(..) {
-                    if let Some(chunk) = work.chunk.take() {
-                        chunk.release();
+                } else {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(batch_len));
+                    if out.send(ToWriter::Batch(full)).is_err() {
+                        // The writer stopped; its error is reported.
+                        return Ok(std::mem::take(&mut self.stats));
                     }
-                    self.spare.push(work);
                 }
                 after_batch(self);
             }
@@ -322,37 +360,30 @@ impl<'a> Driver<'a> {
         let counting = config.output == Output::Counts;
         let exact = config.exact;
         let works: &[Work] = batch;
-        self.pool.install(|| {
+        let new: u64 = self.pool.install(|| {
             self.shards
                 .par_iter_mut()
                 .enumerate()
                 .with_max_len(1)
-                .for_each(|(s, shard)| {
-                    shard.insert_batch(s, works, exact, counting);
-                });
+                .map(|(s, shard)| shard.insert_batch(s, works, exact, counting))
+                .sum()
         });
+        let valid: u64 = batch.iter().map(Work::valid).sum();
+        self.stats.unique += new;
+        self.stats.duplicates += valid - new;
 
-        let render = Render {
-            emit: config.emit,
-            output: config.output,
-            field: config.field,
-            canonicalizer: &config.canonicalizer,
-        };
+        let render = self.render();
         if counting {
             for work in batch.iter_mut() {
                 work.collect_uniques(&render, &mut self.shards, &mut self.uniques);
             }
-        } else {
+        } else if !render.zero_copy() {
             self.pool.install(|| {
                 batch
                     .par_iter_mut()
                     .with_max_len(1)
                     .for_each(|work| work.render(&render));
             });
-        }
-        for work in batch.iter() {
-            self.stats.unique += work.new;
-            self.stats.duplicates += work.valid() - work.new;
         }
     }
 
@@ -387,7 +418,7 @@ impl<'a> Driver<'a> {
     }
 
     /// The `--count` output: every unique line with its count, in order.
-    fn write_counts(&mut self, out: &SyncSender<Vec<u8>>) {
+    fn write_counts(&mut self, out: &SyncSender<ToWriter>) {
         let n = self.uniques.ends.len();
         let mut counts = vec![0u64; n];
         for shard in &self.shards {
@@ -405,13 +436,13 @@ impl<'a> Driver<'a> {
             buf.push(b'\n');
             if buf.len() >= COUNTS_PIECE {
                 let full = std::mem::replace(&mut buf, Vec::with_capacity(COUNTS_PIECE + 4096));
-                if out.send(full).is_err() {
+                if out.send(ToWriter::Bytes(full)).is_err() {
                     return;
                 }
             }
         }
         if !buf.is_empty() {
-            let _ = out.send(buf);
+            let _ = out.send(ToWriter::Bytes(buf));
         }
     }
 }
