@@ -1,0 +1,126 @@
+//! Byte classes and the eight-at-a-time run scanner shared by the fast
+//! tiers of [`uri_key`](super::Canonicalizer::uri_key).
+
+use crate::uri::table::{self, PCHAR, QUERY};
+
+/// `a-z 0-9 - . _ ~`: a host byte that lower-casing leaves alone.
+pub(super) const F_HOST: u8 = 1;
+/// `0-9 A-F`: an upper-case hex digit.
+pub(super) const F_UPHEX: u8 = 2;
+/// `pchar / "/"`, but not `%` or `.`.
+pub(super) const F_PATH_PLAIN: u8 = 4;
+/// `pchar / "/" / "?"`, but not `%` (query and fragment).
+pub(super) const F_QUERY_PLAIN: u8 = 8;
+/// `pchar / "/"`, but not `%` (a path byte copied as it is).
+pub(super) const F_PATH: u8 = 16;
+/// `ALPHA DIGIT - . _ ~`: an unreserved host byte in either case.
+pub(super) const F_HOST_ANY: u8 = 32;
+
+const fn fast_table() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let mut bits = 0;
+        if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'.' | b'_' | b'~') {
+            bits |= F_HOST;
+        }
+        if c.is_ascii_digit() || matches!(c, b'A'..=b'F') {
+            bits |= F_UPHEX;
+        }
+        if (table::CLASS[b] & PCHAR != 0 || c == b'/') && c != b'.' {
+            bits |= F_PATH_PLAIN;
+        }
+        if table::CLASS[b] & QUERY != 0 {
+            bits |= F_QUERY_PLAIN;
+        }
+        if table::CLASS[b] & PCHAR != 0 || c == b'/' {
+            bits |= F_PATH;
+        }
+        if table::CLASS[b] & table::UNRESERVED != 0 {
+            bits |= F_HOST_ANY;
+        }
+        t[b] = bits;
+        b += 1;
+    }
+    t
+}
+
+static FAST: [u8; 256] = fast_table();
+
+/// The class bits of `b`.
+#[inline(always)]
+pub(super) fn class(b: u8) -> u8 {
+    FAST[b as usize]
+}
+
+/// Skips bytes of class `c` (a single bit) from `i` and returns the index
+/// of the first byte outside the class (or `s.len()`).
+///
+/// Eight bytes at a time: the AND of their classes says whether all are in
+/// the class; in the word where the run ends, the classes are packed into
+/// a `u64` and `trailing_zeros` finds the byte, so the scan has no per-byte
+/// branch. The last partial word is read as the input's last eight bytes,
+/// ignoring the ones already scanned.
+#[inline(always)]
+pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
+    let n = s.len();
+    while let Some(w) = s.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let all = class(w[0])
+            & class(w[1])
+            & class(w[2])
+            & class(w[3])
+            & class(w[4])
+            & class(w[5])
+            & class(w[6])
+            & class(w[7]);
+        if all & c == 0 {
+            break;
+        }
+        i += 8;
+    }
+    if i + 8 <= n {
+        // The run ends in this word.
+        while class(s[i]) & c != 0 {
+            i += 1;
+        }
+        return i;
+    }
+    if i >= n {
+        return n;
+    }
+    match s.last_chunk::<8>() {
+        // Bytes n-8 .. i were scanned already.
+        Some(w) => n - 8 + first_outside(w, c, 8 - (n - i)),
+        None => {
+            while i < n && class(s[i]) & c != 0 {
+                i += 1;
+            }
+            i
+        }
+    }
+}
+
+/// Index of the first byte of `w`, at or after `from`, outside class `c`
+/// (8 when there is none).
+#[inline(always)]
+fn first_outside(w: &[u8; 8], c: u8, from: usize) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let classes = u64::from_le_bytes([
+        class(w[0]),
+        class(w[1]),
+        class(w[2]),
+        class(w[3]),
+        class(w[4]),
+        class(w[5]),
+        class(w[6]),
+        class(w[7]),
+    ]);
+    let outside = ((classes >> c.trailing_zeros()) & LOW) ^ LOW;
+    let outside = outside & u64::MAX.checked_shl(8 * from as u32).unwrap_or(0);
+    if outside == 0 {
+        8
+    } else {
+        (outside.trailing_zeros() / 8) as usize
+    }
+}
