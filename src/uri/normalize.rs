@@ -754,7 +754,7 @@ fn lowercase_outside_escapes(s: &mut [u8]) {
 }
 
 /// Does the path hold a `.` or `..` segment?
-pub(crate) fn has_dot_segment(path: &[u8]) -> bool {
+fn has_dot_segment(path: &[u8]) -> bool {
     // A dot-segment starts at a '.' that begins a segment, and ends at the
     // end or at a '/' after one or two dots.
     let ends = |q: usize| !matches!(path.get(q), Some(&b) if b != b'/');

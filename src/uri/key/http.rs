@@ -1,21 +1,25 @@
-//! Tier two of [`uri_key`](super::Canonicalizer::uri_key): a one-pass
-//! writer of the normalized form of an `http(s)://host[:port]/path?query#frag`
-//! line, straight from its bytes.
+//! The fast tier of [`uri_key`](super::Canonicalizer::uri_key): one pass
+//! over an `http(s)://host[:port]/path?query#frag` line that checks it and
+//! applies the normalization rules straight from its bytes.
 //!
-//! Crawl dumps hold many spellings of one URL (`HTTP://Example.COM:80/%7euser`)
-//! that tier one cannot prove canonical. For those, the general path parses
-//! into a [`UriRef`](crate::uri::UriRef), then the
+//! Most crawl URLs are already canonical; many others are another spelling
+//! of one (`HTTP://Example.COM:80/%7euser`). The general path parses into a
+//! [`UriRef`](crate::uri::UriRef), then the
 //! [`Normalizer`](crate::uri::normalize::Normalizer) walks every component
-//! again. This writer checks and writes in the same pass instead, and hands
-//! anything it does not cover to the general path (`None`): another scheme,
-//! userinfo, an IP-literal, an empty host, a host byte outside
-//! `ALPHA DIGIT - . _ ~`, any invalid byte or escape, and, under the crawl
-//! host rules, a host they might rewrite. It covers only flag sets within
-//! [`FAST_SAFE`](super::FAST_SAFE); the tests check that it writes exactly
-//! what the general path writes.
+//! again and writes a copy. This writer reads each byte once, eight at a
+//! time where it can, and writes nothing until the first change: a
+//! canonical line is its own key, and a changed one is written from its
+//! unchanged runs and the edits ([`Lazy`]).
+//!
+//! It hands anything it does not cover to the general path (`None`):
+//! another scheme, userinfo, an IP-literal, an empty host, a host byte
+//! outside `ALPHA DIGIT - . _ ~`, any invalid byte or escape, and, under
+//! the crawl host rules, a host they might rewrite. It is on only for flag
+//! sets within `FAST_SAFE`; the tests check that it writes exactly what the
+//! general path writes.
 
-use super::scan::{skip, F_HOST_ANY, F_PATH, F_QUERY_PLAIN};
-use crate::uri::normalize::{has_dot_segment, remove_dot_segments, Flag, Flags};
+use super::scan::{skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN};
+use crate::uri::normalize::{Flag, Flags};
 use crate::uri::scheme;
 use crate::uri::table::{self, HEX_UPPER};
 
@@ -65,48 +69,63 @@ impl HttpWriter {
         self.enabled
     }
 
-    /// Writes the normalized form of `s` into `out` (cleared first), using
-    /// `tmp` for dot-segment removal. `None`: `s` is not a line this writer
-    /// covers (it may still be valid); `out` then holds garbage.
+    /// The key of `s`: a prefix of `s` (nothing to rewrite but a dropped
+    /// fragment) or the bytes written to `out`. `None`: `s` is not a line
+    /// this writer covers (it may still be valid).
+    ///
+    /// The line is scanned once; while it needs no change nothing is
+    /// written, and positions in `out` equal positions in `s`. The first
+    /// change copies the clean prefix to `out` (see [`Lazy`]).
     #[inline]
-    pub(super) fn write(&self, s: &[u8], out: &mut Vec<u8>, tmp: &mut Vec<u8>) -> Option<()> {
-        out.clear();
+    pub(super) fn key(&self, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
         if s.len() >= u32::MAX as usize {
             return None; // the parser's TooLong error
         }
-        let (scheme_len, default_port): (usize, u16) = match s.first_chunk::<6>() {
-            Some(h) if h[..5].eq_ignore_ascii_case(b"http:") => (4, 80),
-            Some(h) if h.eq_ignore_ascii_case(b"https:") => (5, 443),
+        let (scheme, default_port): (&[u8], u16) = match s.first_chunk::<6>() {
+            Some(h) if h[..5].eq_ignore_ascii_case(b"http:") => (b"http", 80),
+            Some(h) if h.eq_ignore_ascii_case(b"https:") => (b"https", 443),
             _ => return None,
         };
-        if s.get(scheme_len + 1..scheme_len + 3) != Some(b"//") {
+        let n = scheme.len();
+        if s.get(n + 1..n + 3) != Some(b"//") {
             return None;
         }
-        if self.lowercase_scheme {
-            out.extend_from_slice(if scheme_len == 4 { b"http" } else { b"https" });
-        } else {
-            out.extend_from_slice(&s[..scheme_len]);
+        let mut w = Lazy {
+            s,
+            out,
+            from: 0,
+            dirty: false,
+        };
+        if self.lowercase_scheme && s[..n] != *scheme {
+            w.edit(0, n, scheme);
         }
-        out.extend_from_slice(b"://");
 
-        let mut i = self.host(s, scheme_len + 3, out)?;
+        // Host: a run of lower-case host bytes needs no change; anything
+        // else is rewritten by `host`.
+        let host_start = n + 3;
+        let mut i = skip(s, host_start, F_HOST);
+        if matches!(s.get(i), Some(b'A'..=b'Z' | b'%')) {
+            i = self.host(s, host_start, w.written_to(host_start))?;
+            w.from = i;
+        } else {
+            self.check_host(&s[host_start..i], false)?;
+        }
 
         // Port: `*DIGIT` (§3.2.3).
         if s.get(i) == Some(&b':') {
-            let start = i + 1;
-            i = start;
+            let colon = i;
+            i += 1;
             while s.get(i).is_some_and(u8::is_ascii_digit) {
                 i += 1;
             }
-            let port = &s[start..i];
+            let port = &s[colon + 1..i];
             let drop = if port.is_empty() {
                 self.empty_port
             } else {
                 self.default_port && scheme::is_port(port, default_port)
             };
-            if !drop {
-                out.push(b':');
-                out.extend_from_slice(port);
+            if drop {
+                w.edit(colon, i, b"");
             }
         }
 
@@ -116,42 +135,125 @@ impl HttpWriter {
             return None;
         }
 
-        // Path: path-abempty.
-        let path_start = out.len();
-        i = self.copy_escaped(s, i, F_PATH, out)?;
+        // Path: path-abempty. `out_path` is where it starts in the key.
+        let path_start = i;
+        w.flush(path_start);
+        let out_path = if w.dirty { w.out.len() } else { path_start };
+        let mut dots = false;
+        loop {
+            i = skip(s, i, F_PATH_PLAIN);
+            match s.get(i) {
+                Some(b'.') => {
+                    // s[i - 1] is in the path: it starts with '/'.
+                    dots |= s[i - 1] == b'/'
+                        && (segment_ends(s, i + 1)
+                            || (s.get(i + 1) == Some(&b'.') && segment_ends(s, i + 2)));
+                    i += 1;
+                }
+                Some(b'%') => {
+                    // A decoded '.' may complete a dot segment.
+                    dots |= self.escape(&mut w, i, true)? == b'.';
+                    i += 3;
+                }
+                _ => break,
+            }
+        }
         if !matches!(s.get(i), None | Some(b'?' | b'#')) {
             return None;
         }
-        if self.dot_segments && has_dot_segment(&out[path_start..]) {
-            tmp.clear();
-            tmp.extend_from_slice(&out[path_start..]);
-            out.truncate(path_start);
-            remove_dot_segments(tmp, out);
-        }
-        if self.empty_path_slash && out.len() == path_start {
-            out.push(b'/');
+        if dots && self.dot_segments {
+            // Literal dot segments were found exactly; a decoded '.' may
+            // make one, which the removal finds itself.
+            let out = w.written_to(i);
+            remove_dot_segments_in_place(out, out_path);
+            if self.empty_path_slash && out.len() == out_path {
+                out.push(b'/');
+            }
+        } else if self.empty_path_slash && i == path_start {
+            w.edit(i, i, b"/");
         }
 
         // Query.
         if s.get(i) == Some(&b'?') {
-            let start = out.len();
-            out.push(b'?');
-            i = self.copy_escaped(s, i + 1, F_QUERY_PLAIN, out)?;
-            if self.remove_empty_query && out.len() == start + 1 {
-                out.pop();
+            let question = i;
+            i = self.escaped(&mut w, i + 1, true)?;
+            if self.remove_empty_query && i == question + 1 {
+                w.edit(question, i, b"");
             }
         }
 
         // Fragment: checked even when it is dropped.
+        let mut end = s.len();
         if s.get(i) == Some(&b'#') {
-            let start = out.len();
-            out.push(b'#');
-            i = self.copy_escaped(s, i + 1, F_QUERY_PLAIN, out)?;
+            let hash = i;
+            i = self.escaped(&mut w, i + 1, !self.remove_fragment)?;
             if self.remove_fragment {
-                out.truncate(start);
+                end = hash;
             }
         }
-        (i == s.len()).then_some(())
+        if i != s.len() {
+            return None;
+        }
+        if !w.dirty {
+            return Some(Written::Prefix(end));
+        }
+        w.flush(end);
+        Some(Written::Out)
+    }
+
+    /// Checks a host written as it stays against the crawl host rules
+    /// (when they are on): `idna` reads escapes, `ipv4-canonical` reads
+    /// number-like hosts, whose last label starts with a digit, and
+    /// `remove-trailing-host-dot` reads the last byte. An empty host is the
+    /// general path's.
+    #[inline(always)]
+    fn check_host(&self, host: &[u8], kept_escape: bool) -> Option<()> {
+        let &last = host.last()?;
+        if self.host_rules {
+            let label = host.iter().rposition(|&b| b == b'.').map_or(0, |p| p + 1);
+            if kept_escape || last == b'.' || host.get(label).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// Handles the escape at `s[i]` (checked): rewrites it when the escape
+    /// rules change it and `write` is set. Returns the octet it encodes.
+    #[inline(always)]
+    fn escape(&self, w: &mut Lazy<'_>, i: usize, write: bool) -> Option<u8> {
+        let (h, l, byte) = escape_at(w.s, i)?;
+        if !write {
+            return Some(byte);
+        }
+        if self.decode && table::is_unreserved(byte) {
+            w.edit(i, i + 3, &[byte]);
+        } else if self.upper && (h.is_ascii_lowercase() || l.is_ascii_lowercase()) {
+            w.edit(
+                i,
+                i + 3,
+                &[
+                    b'%',
+                    HEX_UPPER[usize::from(byte >> 4)],
+                    HEX_UPPER[usize::from(byte & 0xf)],
+                ],
+            );
+        }
+        Some(byte)
+    }
+
+    /// Scans a query or fragment from `s[i]`: returns the index of the first
+    /// byte that is neither a query byte nor an escape (or the end).
+    #[inline(always)]
+    fn escaped(&self, w: &mut Lazy<'_>, mut i: usize, write: bool) -> Option<usize> {
+        loop {
+            i = skip(w.s, i, F_QUERY_PLAIN);
+            if w.s.get(i) != Some(&b'%') {
+                return Some(i);
+            }
+            self.escape(w, i, write)?;
+            i += 3;
+        }
     }
 
     /// Writes the host that starts at `s[i]`; returns where it ends.
@@ -183,40 +285,8 @@ impl HttpWriter {
             }
             i += 3;
         }
-        let host = &out[start..];
-        let &last = host.last()?; // an empty host is the general path's
-        if self.host_rules {
-            // Idna reads escapes; ipv4-canonical reads number-like hosts,
-            // whose last label starts with a digit; the trailing dot rule
-            // reads the last byte.
-            let label = host.iter().rposition(|&b| b == b'.').map_or(0, |p| p + 1);
-            if kept_escape || last == b'.' || host.get(label).is_some_and(u8::is_ascii_digit) {
-                return None;
-            }
-        }
+        self.check_host(&out[start..], kept_escape)?;
         Some(i)
-    }
-
-    /// Copies bytes of class `plain` and escapes (with the escape rules)
-    /// from `s[i]`; returns the index of the first other byte (or the end).
-    /// `None` for an invalid escape.
-    #[inline(always)]
-    fn copy_escaped(&self, s: &[u8], mut i: usize, plain: u8, out: &mut Vec<u8>) -> Option<usize> {
-        loop {
-            let j = skip(s, i, plain);
-            out.extend_from_slice(&s[i..j]);
-            i = j;
-            if s.get(i) != Some(&b'%') {
-                return Some(i);
-            }
-            let (h, l, byte) = escape_at(s, i)?;
-            if self.decode && table::is_unreserved(byte) {
-                out.push(byte);
-            } else {
-                self.push_escape(h, l, byte, out);
-            }
-            i += 3;
-        }
     }
 
     /// Writes an escape that stays encoded.
@@ -232,6 +302,107 @@ impl HttpWriter {
             out.extend_from_slice(&[b'%', h, l]);
         }
     }
+}
+
+/// What [`HttpWriter::key`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Written {
+    /// The key is `s[..len]`.
+    Prefix(usize),
+    /// The key is in `out`.
+    Out,
+}
+
+/// Copy-on-change output: the key is `out` followed by `s[from..]`. While
+/// `dirty` is false, `out` is not used at all and `from` is 0: the key so
+/// far is a prefix of `s`, so a position in the key is the same position in
+/// `s`. The first edit copies that prefix to `out`.
+struct Lazy<'a> {
+    s: &'a [u8],
+    out: &'a mut Vec<u8>,
+    from: usize,
+    dirty: bool,
+}
+
+impl Lazy<'_> {
+    /// Replaces `s[at..resume]` (with `from <= at <= resume`) by `with`.
+    #[inline(always)]
+    fn edit(&mut self, at: usize, resume: usize, with: &[u8]) {
+        if !self.dirty {
+            self.dirty = true;
+            self.out.clear();
+        }
+        self.out.extend_from_slice(&self.s[self.from..at]);
+        self.out.extend_from_slice(with);
+        self.from = resume;
+    }
+
+    /// `out`, holding the key of `s[..to]` (written out if it was not).
+    #[inline(always)]
+    fn written_to(&mut self, to: usize) -> &mut Vec<u8> {
+        self.edit(to, to, b"");
+        self.out
+    }
+
+    /// Copies `s[from..to]` to `out` once the key is being written.
+    #[inline(always)]
+    fn flush(&mut self, to: usize) {
+        if self.dirty {
+            self.out.extend_from_slice(&self.s[self.from..to]);
+            self.from = to;
+        }
+    }
+}
+
+/// `remove_dot_segments` (RFC 3986 §5.2.4) of the path at `out[start..]`,
+/// which is empty or starts with `/`, in place.
+///
+/// For such a path the five rules of the RFC amount to a stack of
+/// segments: a `.` segment is dropped, a `..` segment drops the segment
+/// before it (if any), and either one leaves a trailing `/` when it is the
+/// last. The result is never longer than the path, so it is written over
+/// it, segment by segment. The tests compare it with
+/// [`remove_dot_segments`](crate::uri::normalize::remove_dot_segments) on
+/// every short path.
+fn remove_dot_segments_in_place(out: &mut Vec<u8>, start: usize) {
+    let end = out.len();
+    let mut r = start; // at the '/' before the next segment
+    let mut w = start; // end of the output path
+    while r < end {
+        let seg = r + 1;
+        let seg_end = out[seg..end]
+            .iter()
+            .position(|&b| b == b'/')
+            .map_or(end, |p| seg + p);
+        let last = seg_end == end;
+        match &out[seg..seg_end] {
+            b"." => {}
+            b".." => {
+                w = out[start..w]
+                    .iter()
+                    .rposition(|&b| b == b'/')
+                    .map_or(start, |p| start + p);
+            }
+            _ => {
+                out.copy_within(r..seg_end, w);
+                w += seg_end - r;
+                r = seg_end;
+                continue;
+            }
+        }
+        if last {
+            out[w] = b'/';
+            w += 1;
+        }
+        r = seg_end;
+    }
+    out.truncate(w);
+}
+
+/// Does a path segment end at `j` (end, `/`, `?` or `#`)?
+#[inline(always)]
+fn segment_ends(s: &[u8], j: usize) -> bool {
+    !matches!(s.get(j), Some(b) if !matches!(b, b'/' | b'?' | b'#'))
 }
 
 /// The two hex digits at `s[i + 1]`, `s[i + 2]` (`s[i]` is `%`) and the
@@ -253,12 +424,47 @@ mod tests {
     }
 
     #[test]
+    fn dot_segments_in_place_match_the_rfc_algorithm() {
+        // Every path of up to nine bytes over "/", ".", "a" that starts
+        // with "/", and the empty path.
+        let mut paths = vec![Vec::new()];
+        let mut frontier = vec![b"/".to_vec()];
+        for _ in 0..9 {
+            let mut next = Vec::new();
+            for p in &frontier {
+                for b in [b'/', b'.', b'a'] {
+                    let mut q = p.clone();
+                    q.push(b);
+                    next.push(q);
+                }
+            }
+            paths.append(&mut frontier);
+            frontier = next;
+        }
+        paths.append(&mut frontier);
+        assert!(paths.len() > 9000);
+        for path in paths {
+            let mut want = b"http://h".to_vec();
+            crate::uri::normalize::remove_dot_segments(&path, &mut want);
+            let mut got = b"http://h".to_vec();
+            got.extend_from_slice(&path);
+            remove_dot_segments_in_place(&mut got, 8);
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
+        }
+    }
+
+    #[test]
     fn classes_match_the_rfc_tables() {
         for b in 0..=255u8 {
             assert_eq!(is(b, F_HOST_ANY), table::is_unreserved(b), "{b:#x}");
             assert_eq!(
-                is(b, F_PATH),
-                table::is(b, table::PCHAR) || b == b'/',
+                is(b, F_HOST),
+                table::is_unreserved(b) && !b.is_ascii_uppercase(),
+                "{b:#x}"
+            );
+            assert_eq!(
+                is(b, F_PATH_PLAIN),
+                (table::is(b, table::PCHAR) || b == b'/') && b != b'.',
                 "{b:#x}"
             );
             assert_eq!(is(b, F_QUERY_PLAIN), table::is(b, table::QUERY), "{b:#x}");

@@ -1,21 +1,20 @@
 //! Canonical keys: one line in, its normalized URI (or SURT, or hash) out.
 //!
 //! [`Canonicalizer::uri_key`] is the hot function of the dedup engine. It
-//! has three tiers:
+//! has two tiers:
 //!
-//! 1. Most crawl URLs are already canonical, so it first tries a one-pass
-//!    check ([`fast_canonical`]) for the common
-//!    `http(s)://host[:port]/path?query#frag` shape; when that proves the
-//!    input canonical, the input itself is the key (borrowed, no copy, no
-//!    parse).
-//! 2. Otherwise a one-pass writer for the same shape (`http` module) writes
-//!    the normalized form straight from the bytes (lower-case scheme and
-//!    host, port rules, escape rules, dot segments), when the line is one
-//!    it covers.
-//! 3. Anything else goes through the strict parser and the [`Normalizer`].
+//! 1. A one-pass writer for the common `http(s)://host[:port]/path?query#frag`
+//!    shape (the `http` module) checks the line and applies the rules
+//!    (lower-case scheme and host, port, escape and dot-segment rules,
+//!    empty path) straight from the bytes. Most crawl URLs are already
+//!    canonical: then nothing is written and the input itself is the key
+//!    (borrowed, no copy, no parse). Otherwise the key is written, copying
+//!    the unchanged runs of the line.
+//! 2. Anything that writer does not cover goes through the strict parser
+//!    and the [`Normalizer`].
 //!
-//! Tiers 2 and 3 write the key into the reused [`KeyScratch`]; if the result
-//! equals the input, the input is returned all the same.
+//! Written keys live in the reused [`KeyScratch`]; if one equals the input,
+//! the input is returned all the same.
 //!
 //! ```
 //! use urikey::uri::key::{Canonicalizer, KeyFormat, KeyScratch};
@@ -30,17 +29,14 @@
 //! ```
 
 mod http;
-mod proof;
 mod scan;
-
-pub use proof::{fast_canonical, fast_key_len};
 
 use super::error::ParseError;
 use super::lenient::{self, LenientScratch};
 use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
 use super::surt;
 use super::UriRef;
-use http::HttpWriter;
+use http::{HttpWriter, Written};
 
 /// How a canonical key is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -69,13 +65,12 @@ impl KeyFormat {
 #[derive(Default, Debug)]
 pub struct KeyScratch {
     out: Vec<u8>,
-    tmp: Vec<u8>,
     norm: NormalizeScratch,
     lenient: LenientScratch,
 }
 
-/// Flags the fast path can vouch for: for inputs it accepts, none of them
-/// changes anything. The opt-in crawl flags are not among them.
+/// Flags the one-pass `http(s)` writer applies (it writes what the
+/// [`Normalizer`] writes). The opt-in crawl flags are not among them.
 const FAST_SAFE: Flags = Flags::of(&[
     Flag::LowercaseScheme,
     Flag::LowercaseHost,
@@ -93,20 +88,11 @@ const FAST_SAFE: Flags = Flags::of(&[
     Flag::RemoveEmptyQuery,
 ]);
 
-/// What the fast path must know about the flags.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct FastPath {
-    enabled: bool,
-    remove_fragment: bool,
-    remove_empty_query: bool,
-}
-
 /// Turns lines into canonical keys. `Default` is profile `rfc`, strict.
 #[derive(Clone, Debug)]
 pub struct Canonicalizer {
     normalizer: Normalizer,
     lenient: bool,
-    fast: FastPath,
     http: HttpWriter,
     identity: bool,
 }
@@ -121,18 +107,11 @@ impl Canonicalizer {
     /// A canonicalizer with the given normalizer.
     pub fn new(normalizer: Normalizer) -> Self {
         let flags = normalizer.flags();
-        let fast = FastPath {
-            enabled: flags.is_subset(FAST_SAFE),
-            remove_fragment: flags.has(Flag::RemoveFragment),
-            remove_empty_query: flags.has(Flag::RemoveEmptyQuery),
-        };
         Self {
             identity: flags.is_empty(),
-            // With no flag the key is the valid input: parsing is enough.
-            http: HttpWriter::new(flags, fast.enabled && !flags.is_empty()),
+            http: HttpWriter::new(flags, flags.is_subset(FAST_SAFE)),
             normalizer,
             lenient: false,
-            fast,
         }
     }
 
@@ -165,28 +144,17 @@ impl Canonicalizer {
         input: &'a [u8],
         scratch: &'a mut KeyScratch,
     ) -> Result<&'a [u8], ParseError> {
-        if self.fast.enabled {
-            let fast = fast_key_len(
-                input,
-                self.fast.remove_fragment,
-                self.fast.remove_empty_query,
-            );
-            if let Some(key) = fast.and_then(|len| input.get(..len)) {
-                return Ok(key);
+        if self.http.enabled() {
+            match self.http.key(input, &mut scratch.out) {
+                Some(Written::Prefix(len)) => return Ok(input.get(..len).unwrap_or(input)),
+                Some(Written::Out) => return Ok(same_or(input, &scratch.out)),
+                None => {}
             }
-        }
-        if self.http.enabled()
-            && self
-                .http
-                .write(input, &mut scratch.out, &mut scratch.tmp)
-                .is_some()
-        {
-            return Ok(same_or(input, &scratch.out));
         }
         self.uri_key_slow(input, scratch)
     }
 
-    /// Tier two of [`uri_key`](Self::uri_key) alone: the key when the
+    /// The first tier of [`uri_key`](Self::uri_key) alone: the key when the
     /// one-pass `http(s)` writer covers `input`, for tests that check it
     /// against [`uri_key_slow`](Self::uri_key_slow).
     #[doc(hidden)]
@@ -198,13 +166,14 @@ impl Canonicalizer {
         if !self.http.enabled() {
             return None;
         }
-        self.http
-            .write(input, &mut scratch.out, &mut scratch.tmp)
-            .map(|()| same_or(input, &scratch.out))
+        match self.http.key(input, &mut scratch.out)? {
+            Written::Prefix(len) => input.get(..len),
+            Written::Out => Some(same_or(input, &scratch.out)),
+        }
     }
 
-    /// [`uri_key`](Self::uri_key) without its fast tiers (only the general
-    /// parser and normalizer), for tests that check all paths agree.
+    /// [`uri_key`](Self::uri_key) without its fast tier (only the general
+    /// parser and normalizer), for tests that check both paths agree.
     #[doc(hidden)]
     pub fn uri_key_slow<'a>(
         &self,
@@ -215,7 +184,6 @@ impl Canonicalizer {
             out,
             norm,
             lenient: lenient_scratch,
-            ..
         } = scratch;
         // A line that strict reading accepts needs no lenient mapping (the
         // mapping leaves every valid URI-reference alone), so strict goes

@@ -1,20 +1,16 @@
-//! Byte classes and the eight-at-a-time run scanner shared by the fast
-//! tiers of [`uri_key`](super::Canonicalizer::uri_key).
+//! Byte classes and the eight-at-a-time run scanner of the fast tier of
+//! [`uri_key`](super::Canonicalizer::uri_key).
 
 use crate::uri::table::{self, PCHAR, QUERY};
 
 /// `a-z 0-9 - . _ ~`: a host byte that lower-casing leaves alone.
 pub(super) const F_HOST: u8 = 1;
-/// `0-9 A-F`: an upper-case hex digit.
-pub(super) const F_UPHEX: u8 = 2;
+/// `ALPHA DIGIT - . _ ~`: an unreserved host byte in either case.
+pub(super) const F_HOST_ANY: u8 = 2;
 /// `pchar / "/"`, but not `%` or `.`.
 pub(super) const F_PATH_PLAIN: u8 = 4;
 /// `pchar / "/" / "?"`, but not `%` (query and fragment).
 pub(super) const F_QUERY_PLAIN: u8 = 8;
-/// `pchar / "/"`, but not `%` (a path byte copied as it is).
-pub(super) const F_PATH: u8 = 16;
-/// `ALPHA DIGIT - . _ ~`: an unreserved host byte in either case.
-pub(super) const F_HOST_ANY: u8 = 32;
 
 const fn fast_table() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -25,17 +21,11 @@ const fn fast_table() -> [u8; 256] {
         if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'-' | b'.' | b'_' | b'~') {
             bits |= F_HOST;
         }
-        if c.is_ascii_digit() || matches!(c, b'A'..=b'F') {
-            bits |= F_UPHEX;
-        }
         if (table::CLASS[b] & PCHAR != 0 || c == b'/') && c != b'.' {
             bits |= F_PATH_PLAIN;
         }
         if table::CLASS[b] & QUERY != 0 {
             bits |= F_QUERY_PLAIN;
-        }
-        if table::CLASS[b] & PCHAR != 0 || c == b'/' {
-            bits |= F_PATH;
         }
         if table::CLASS[b] & table::UNRESERVED != 0 {
             bits |= F_HOST_ANY;
@@ -59,9 +49,10 @@ pub(super) fn class(b: u8) -> u8 {
 ///
 /// Eight bytes at a time: the AND of their classes says whether all are in
 /// the class; in the word where the run ends, the classes are packed into
-/// a `u64` and `trailing_zeros` finds the byte, so the scan has no per-byte
-/// branch. The last partial word is read as the input's last eight bytes,
-/// ignoring the ones already scanned.
+/// a `u64` and `trailing_zeros` finds the byte, so the scan has one branch
+/// per word and none per byte (a per-byte loop would mispredict its exit
+/// at every stop). The last partial word is read as the input's last eight
+/// bytes, ignoring the ones already scanned.
 #[inline(always)]
 pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
     let n = s.len();
@@ -75,16 +66,9 @@ pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
             & class(w[6])
             & class(w[7]);
         if all & c == 0 {
-            break;
+            return i + first_outside(w, c, 0);
         }
         i += 8;
-    }
-    if i + 8 <= n {
-        // The run ends in this word.
-        while class(s[i]) & c != 0 {
-            i += 1;
-        }
-        return i;
     }
     if i >= n {
         return n;
