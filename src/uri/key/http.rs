@@ -81,22 +81,27 @@ impl HttpWriter {
         if s.len() >= u32::MAX as usize {
             return None; // the parser's TooLong error
         }
-        let (scheme, default_port): (&[u8], u16) = match s.first_chunk::<6>() {
-            Some(h) if h[..5].eq_ignore_ascii_case(b"http:") => (b"http", 80),
-            Some(h) if h.eq_ignore_ascii_case(b"https:") => (b"https", 443),
-            _ => return None,
-        };
+        // "http://" or "https://", letters in any case, as one word.
+        const HTTP: u64 = u64::from_le_bytes(*b"http://\0");
+        const HTTPS: u64 = u64::from_le_bytes(*b"https://");
+        const SEVEN: u64 = 0x00ff_ffff_ffff_ffff;
+        let head = u64::from_le_bytes(*s.first_chunk::<8>()?);
+        let (scheme, default_port, lower): (&[u8], u16, bool) =
+            if (head | 0x2020_2020) & SEVEN == HTTP {
+                (b"http", 80, head & SEVEN == HTTP)
+            } else if head | 0x20_2020_2020 == HTTPS {
+                (b"https", 443, head == HTTPS)
+            } else {
+                return None; // also a line of under 8 bytes: no host
+            };
         let n = scheme.len();
-        if s.get(n + 1..n + 3) != Some(b"//") {
-            return None;
-        }
         let mut w = Lazy {
             s,
             out,
             from: 0,
             dirty: false,
         };
-        if self.lowercase_scheme && s[..n] != *scheme {
+        if self.lowercase_scheme && !lower {
             w.edit(0, n, scheme);
         }
 
@@ -150,11 +155,15 @@ impl HttpWriter {
                             || (s.get(i + 1) == Some(&b'.') && segment_ends(s, i + 2)));
                     i += 1;
                 }
-                Some(b'%') => {
-                    // A decoded '.' may complete a dot segment.
+                Some(b'%') => loop {
+                    // A decoded '.' may complete a dot segment. Escapes
+                    // often come in runs (UTF-8): no scan between them.
                     dots |= self.escape(&mut w, i, true)? == b'.';
                     i += 3;
-                }
+                    if s.get(i) != Some(&b'%') {
+                        break;
+                    }
+                },
                 _ => break,
             }
         }
@@ -251,8 +260,11 @@ impl HttpWriter {
             if w.s.get(i) != Some(&b'%') {
                 return Some(i);
             }
-            self.escape(w, i, write)?;
-            i += 3;
+            // Escapes often come in runs (UTF-8): no scan between them.
+            while w.s.get(i) == Some(&b'%') {
+                self.escape(w, i, write)?;
+                i += 3;
+            }
         }
     }
 

@@ -66,7 +66,7 @@ pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
             & class(w[6])
             & class(w[7]);
         if all & c == 0 {
-            return i + first_outside(w, c, 0);
+            return i + stop_in(w, c);
         }
         i += 8;
     }
@@ -83,6 +83,16 @@ pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
             i
         }
     }
+}
+
+/// Index of the first byte of `w` outside class `c`, which has one.
+///
+/// Not inlined: inlined, the compiler keeps the eight classes of the
+/// word-at-a-time test alive for it, which costs more spilled registers
+/// in the loop than the call costs at the end of a run.
+#[inline(never)]
+fn stop_in(w: &[u8; 8], c: u8) -> usize {
+    first_outside(w, c, 0)
 }
 
 /// Index of the first byte of `w`, at or after `from`, outside class `c`
