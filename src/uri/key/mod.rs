@@ -11,10 +11,10 @@
 //!    (borrowed, no copy, no parse). Otherwise the key is written, copying
 //!    the unchanged runs of the line.
 //! 2. Anything that writer does not cover goes through the strict parser
-//!    and the [`Normalizer`].
+//!    and the [`Normalizer`]; when the result equals the input, the input
+//!    is returned all the same.
 //!
-//! Written keys live in the reused [`KeyScratch`]; if one equals the input,
-//! the input is returned all the same.
+//! Written keys live in the reused [`KeyScratch`].
 //!
 //! ```
 //! use urikey::uri::key::{Canonicalizer, KeyFormat, KeyScratch};
@@ -147,7 +147,7 @@ impl Canonicalizer {
         if self.http.enabled() {
             match self.http.key(input, &mut scratch.out) {
                 Some(Written::Prefix(len)) => return Ok(input.get(..len).unwrap_or(input)),
-                Some(Written::Out) => return Ok(same_or(input, &scratch.out)),
+                Some(Written::Out) => return Ok(&scratch.out),
                 None => {}
             }
         }
@@ -168,7 +168,7 @@ impl Canonicalizer {
         }
         match self.http.key(input, &mut scratch.out)? {
             Written::Prefix(len) => input.get(..len),
-            Written::Out => Some(same_or(input, &scratch.out)),
+            Written::Out => Some(&scratch.out),
         }
     }
 
@@ -225,17 +225,6 @@ impl Canonicalizer {
     /// Appends `uri_key` written in `format` to `out`.
     pub fn write_key(&self, uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
         write_key(uri_key, format, out);
-    }
-}
-
-/// `input` when `out` holds the same bytes (so the key borrows the line),
-/// else `out`.
-#[inline(always)]
-fn same_or<'a>(input: &'a [u8], out: &'a [u8]) -> &'a [u8] {
-    if out == input {
-        input
-    } else {
-        out
     }
 }
 
