@@ -35,7 +35,7 @@ use super::error::ParseError;
 use super::lenient::{self, LenientScratch};
 use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
 use super::surt;
-use super::UriRef;
+use super::RawRef;
 use http::{HttpWriter, Written};
 
 /// How a canonical key is written.
@@ -213,12 +213,14 @@ impl Canonicalizer {
         out: &mut Vec<u8>,
         norm: &mut NormalizeScratch,
     ) -> Result<bool, ParseError> {
-        let u = UriRef::parse_bytes(input)?;
+        // Bytes all the way: the parser accepts only ASCII, so the UTF-8
+        // check a `UriRef` needs would be a second pass for nothing.
+        let u = RawRef::parse(input)?;
         if self.identity {
             return Ok(false);
         }
         out.clear();
-        self.normalizer.normalize_with(&u, out, norm);
+        self.normalizer.normalize_raw(&u, out, norm);
         Ok(out.as_slice() != input)
     }
 
