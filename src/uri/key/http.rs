@@ -108,7 +108,7 @@ impl HttpWriter {
         // Host: a run of lower-case host bytes needs no change; anything
         // else is rewritten by `host`.
         let host_start = n + 3;
-        let mut i = skip(s, host_start, F_HOST);
+        let mut i = skip::<F_HOST>(s, host_start);
         if matches!(s.get(i), Some(b'A'..=b'Z' | b'%')) {
             i = self.host(s, host_start, w.written_to(host_start))?;
             w.from = i;
@@ -146,7 +146,7 @@ impl HttpWriter {
         let out_path = if w.dirty { w.out.len() } else { path_start };
         let mut dots = false;
         loop {
-            i = skip(s, i, F_PATH_PLAIN);
+            i = skip::<F_PATH_PLAIN>(s, i);
             match s.get(i) {
                 Some(b'.') => {
                     // s[i - 1] is in the path: it starts with '/'.
@@ -256,7 +256,7 @@ impl HttpWriter {
     #[inline(always)]
     fn escaped(&self, w: &mut Lazy<'_>, mut i: usize, write: bool) -> Option<usize> {
         loop {
-            i = skip(w.s, i, F_QUERY_PLAIN);
+            i = skip::<F_QUERY_PLAIN>(w.s, i);
             if w.s.get(i) != Some(&b'%') {
                 return Some(i);
             }
@@ -274,7 +274,7 @@ impl HttpWriter {
         let start = out.len();
         let mut kept_escape = false;
         loop {
-            let j = skip(s, i, F_HOST_ANY);
+            let j = skip::<F_HOST_ANY>(s, i);
             let run = out.len();
             out.extend_from_slice(&s[i..j]);
             if self.lowercase_host {

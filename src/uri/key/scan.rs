@@ -54,7 +54,8 @@ pub(super) fn class(b: u8) -> u8 {
 /// at every stop). The last partial word is read as the input's last eight
 /// bytes, ignoring the ones already scanned.
 #[inline(always)]
-pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
+pub(super) fn skip<const C: u8>(s: &[u8], mut i: usize) -> usize {
+    let c = C;
     let n = s.len();
     while let Some(w) = s.get(i..).and_then(<[u8]>::first_chunk::<8>) {
         let all = class(w[0])
@@ -66,7 +67,7 @@ pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
             & class(w[6])
             & class(w[7]);
         if all & c == 0 {
-            return i + stop_in(w, c);
+            return i + stop_in::<C>(w);
         }
         i += 8;
     }
@@ -85,22 +86,23 @@ pub(super) fn skip(s: &[u8], mut i: usize, c: u8) -> usize {
     }
 }
 
-/// Index of the first byte of `w` outside class `c`, which has one.
+/// Index of the first byte of `w` outside class `C`, which has one.
 ///
 /// Not inlined: inlined, the compiler keeps the eight classes of the
 /// word-at-a-time test alive for it, which costs more spilled registers
 /// in the loop than the call costs at the end of a run.
 #[inline(never)]
-fn stop_in(w: &[u8; 8], c: u8) -> usize {
-    first_outside(w, c, 0)
+fn stop_in<const C: u8>(w: &[u8; 8]) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let outside = ((packed(w) >> C.trailing_zeros()) & LOW) ^ LOW;
+    // trailing_zeros is 64 (so 8) only for a word with no stop.
+    (outside.trailing_zeros() / 8) as usize
 }
 
-/// Index of the first byte of `w`, at or after `from`, outside class `c`
-/// (8 when there is none).
+/// The classes of the eight bytes of `w`, one per byte.
 #[inline(always)]
-fn first_outside(w: &[u8; 8], c: u8, from: usize) -> usize {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    let classes = u64::from_le_bytes([
+fn packed(w: &[u8; 8]) -> u64 {
+    u64::from_le_bytes([
         class(w[0]),
         class(w[1]),
         class(w[2]),
@@ -109,8 +111,15 @@ fn first_outside(w: &[u8; 8], c: u8, from: usize) -> usize {
         class(w[5]),
         class(w[6]),
         class(w[7]),
-    ]);
-    let outside = ((classes >> c.trailing_zeros()) & LOW) ^ LOW;
+    ])
+}
+
+/// Index of the first byte of `w`, at or after `from`, outside class `c`
+/// (8 when there is none).
+#[inline(always)]
+fn first_outside(w: &[u8; 8], c: u8, from: usize) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    let outside = ((packed(w) >> c.trailing_zeros()) & LOW) ^ LOW;
     let outside = outside & u64::MAX.checked_shl(8 * from as u32).unwrap_or(0);
     if outside == 0 {
         8
