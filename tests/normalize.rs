@@ -1119,6 +1119,19 @@ mod http_tier {
             ("http://a.com/?", "http://a.com/?"),
             ("http://a.com/#", "http://a.com/#"),
             ("http://a.com/", "http://a.com/"),
+            ("FTP://A.com:21", "ftp://a.com/"),
+            ("ws://a.com:80/x", "ws://a.com/x"),
+            ("WSS://a.com:443?x", "wss://a.com/?x"),
+            ("wss://a.com:80/", "wss://a.com:80/"),
+            ("http://U%7e:P%2f@A.com:80/", "http://U~:P%2F@a.com/"),
+            ("http://u@a.com", "http://u@a.com/"),
+            ("http://:@a.com/", "http://:@a.com/"),
+            ("http://[::1]/", "http://[::1]/"),
+            ("HTTP://[2001:DB8::1]:80", "http://[2001:db8::1]/"),
+            (
+                "http://u@[::FFFF:1.2.3.4]:8080/x",
+                "http://u@[::ffff:1.2.3.4]:8080/x",
+            ),
         ] {
             let got = http_key(&c, input.as_bytes()).map(|k| s(&k));
             assert_eq!(got.as_deref(), Some(want), "{input}");
@@ -1130,12 +1143,18 @@ mod http_tier {
     fn leaves_the_rest_to_the_general_path() {
         let c = Canonicalizer::default();
         for input in [
-            "ftp://a.com/",
+            "file://a.com/",
+            "wsx://a.com/",
             "http:/a.com/",
             "http:a.com",
-            "http://u@a.com/",
-            "http://u:p@a.com/",
-            "http://[::1]/",
+            "http://[v1.x]/",
+            "http://[::1/]",
+            "http://[::g]/",
+            "http://[::1]x/",
+            "http://u@[::1/",
+            "http://u@/x",
+            "http://a@b@c/",
+            "http://u%zz@a.com/",
             "http:///x",
             "http://:80/",
             "http://a!b.com/",
@@ -1167,6 +1186,13 @@ mod http_tier {
                 .map(|k| s(&k))
                 .as_deref(),
             Some("http://a.com/x")
+        );
+        // IPv6 literals get the RFC 5952 text form under `crawl`.
+        assert_eq!(
+            http_key(&crawl, b"http://[2001:DB8:0:0:0:0:0:01]/")
+                .map(|k| s(&k))
+                .as_deref(),
+            Some("http://[2001:db8::1]/")
         );
         // Opt-in flags turn the fast tier off; without flags it only checks.
         let sort = Canonicalizer::new(Normalizer::default().with(Flag::SortQuery));
@@ -1201,7 +1227,7 @@ mod http_tier {
 
         #[test]
         fn agrees_on_crawl_variants(
-            u in "[hH][tT][tT][pP][sS]?://([a-zA-Z0-9._~-]|%[0-9a-fA-F]{2}){0,12}(:0*(80|443|[0-9]{0,5}))?(/(\\.|\\.\\.|%2[eE]|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-zA-Z0-9=&/?.]|%[0-9a-fA-F]{2}){0,8})?(#([a-z0-9/?]|%[0-9a-fA-F]{2}){0,4})?",
+            u in "([hH][tT][tT][pP][sS]?|[fF][tT][pP]|[wW][sS][sS]?)://(([a-zA-Z0-9._~!$&'()*+,;=:-]|%[0-9a-fA-F]{2}){0,6}@)?(([a-zA-Z0-9._~-]|%[0-9a-fA-F]{2}){0,12}|\\[(::|[0-9a-fA-F]{1,4}:|:[0-9a-fA-F]{1,4}|1\\.2\\.3\\.4|[vV]1\\.x){1,5}\\])(:0*(21|80|443|[0-9]{0,5}))?(/(\\.|\\.\\.|%2[eE]|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-zA-Z0-9=&/?.]|%[0-9a-fA-F]{2}){0,8})?(#([a-z0-9/?]|%[0-9a-fA-F]{2}){0,4})?",
             n in props::normalizers(),
         ) {
             let c = Canonicalizer::new(n);
@@ -1222,7 +1248,7 @@ mod http_tier {
 
         #[test]
         fn agrees_on_arbitrary_bytes(
-            head in select(&["http://", "https://", "HTTP://", "hTtPs://", "http:", "http://a.com", "https://A.b:443/", ""][..]),
+            head in select(&["http://", "https://", "HTTP://", "hTtPs://", "http:", "http://a.com", "https://A.b:443/", "ftp://", "wS://", "http://[", "http://[::1", "http://u@", ""][..]),
             tail in tricky_tail(),
             n in props::normalizers(),
             lenient in any::<bool>(),

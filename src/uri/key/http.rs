@@ -1,25 +1,26 @@
 //! The fast tier of [`uri_key`](super::Canonicalizer::uri_key): one pass
-//! over an `http(s)://host[:port]/path?query#frag` line that checks it and
-//! applies the normalization rules straight from its bytes.
+//! over a `scheme://[userinfo@]host[:port]/path?query#frag` line of a web
+//! scheme (`http`, `https`, `ws`, `wss`, `ftp`) that checks it and applies
+//! the normalization rules straight from its bytes.
 //!
 //! Most crawl URLs are already canonical; many others are another spelling
-//! of one (`HTTP://Example.COM:80/%7euser`). The general path parses into a
-//! [`UriRef`](crate::uri::UriRef), then the
-//! [`Normalizer`](crate::uri::normalize::Normalizer) walks every component
-//! again and writes a copy. This writer reads each byte once, eight at a
-//! time where it can, and writes nothing until the first change: a
-//! canonical line is its own key, and a changed one is written from its
-//! unchanged runs and the edits ([`Lazy`]).
+//! of one (`HTTP://Example.COM:80/%7euser`). The general path parses into
+//! offsets, then the [`Normalizer`](crate::uri::normalize::Normalizer)
+//! walks every component again and writes a copy. This writer reads each
+//! byte once, eight at a time where it can, and writes nothing until the
+//! first change: a canonical line is its own key, and a changed one is
+//! written from its unchanged runs and the edits ([`Lazy`]).
 //!
 //! It hands anything it does not cover to the general path (`None`):
-//! another scheme, userinfo, an IP-literal, an empty host, a host byte
+//! another scheme, an IPvFuture literal, an empty host, a host byte
 //! outside `ALPHA DIGIT - . _ ~`, any invalid byte or escape, and, under
-//! the crawl host rules, a host they might rewrite. It is on only for flag
-//! sets within `FAST_SAFE`; the tests check that it writes exactly what the
-//! general path writes.
+//! the crawl host rules, a reg-name host they might rewrite. It is on only
+//! for flag sets within `FAST_SAFE`; the tests check that it writes exactly
+//! what the general path writes.
 
-use super::scan::{skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN};
-use crate::uri::normalize::{Flag, Flags};
+use super::scan::{skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO};
+use crate::uri::host;
+use crate::uri::normalize::{write_ipv6, Flag, Flags};
 use crate::uri::scheme;
 use crate::uri::table::{self, HEX_UPPER};
 
@@ -37,6 +38,7 @@ pub(super) struct HttpWriter {
     empty_path_slash: bool,
     remove_fragment: bool,
     remove_empty_query: bool,
+    ipv6_canonical: bool,
     /// `ipv4-canonical`, `idna` or `remove-trailing-host-dot` is on: hosts
     /// those rules could rewrite go to the general path.
     host_rules: bool,
@@ -57,6 +59,7 @@ impl HttpWriter {
             empty_path_slash: flags.has(Flag::EmptyPathSlash),
             remove_fragment: flags.has(Flag::RemoveFragment),
             remove_empty_query: flags.has(Flag::RemoveEmptyQuery),
+            ipv6_canonical: flags.has(Flag::Ipv6Canonical),
             host_rules: flags.has(Flag::Ipv4Canonical)
                 || flags.has(Flag::Idna)
                 || flags.has(Flag::RemoveTrailingHostDot),
@@ -81,19 +84,8 @@ impl HttpWriter {
         if s.len() >= u32::MAX as usize {
             return None; // the parser's TooLong error
         }
-        // "http://" or "https://", letters in any case, as one word.
-        const HTTP: u64 = u64::from_le_bytes(*b"http://\0");
-        const HTTPS: u64 = u64::from_le_bytes(*b"https://");
-        const SEVEN: u64 = 0x00ff_ffff_ffff_ffff;
         let head = u64::from_le_bytes(*s.first_chunk::<8>()?);
-        let (scheme, default_port, lower): (&[u8], u16, bool) =
-            if (head | 0x2020_2020) & SEVEN == HTTP {
-                (b"http", 80, head & SEVEN == HTTP)
-            } else if head | 0x20_2020_2020 == HTTPS {
-                (b"https", 443, head == HTTPS)
-            } else {
-                return None; // also a line of under 8 bytes: no host
-            };
+        let (scheme, default_port, lower) = scheme_of(head)?;
         let n = scheme.len();
         let mut w = Lazy {
             s,
@@ -105,40 +97,17 @@ impl HttpWriter {
             w.edit(0, n, scheme);
         }
 
-        // Host: a run of lower-case host bytes needs no change; anything
-        // else is rewritten by `host`.
-        let host_start = n + 3;
-        let mut i = skip::<F_HOST>(s, host_start);
-        if matches!(s.get(i), Some(b'A'..=b'Z' | b'%')) {
-            i = self.host(s, host_start, w.written_to(host_start))?;
-            w.from = i;
-        } else {
-            self.check_host(&s[host_start..i], false)?;
-        }
-
-        // Port: `*DIGIT` (§3.2.3).
-        if s.get(i) == Some(&b':') {
-            let colon = i;
-            i += 1;
-            while s.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
+        // Authority. Userinfo is rare: it is looked for only when the
+        // authority read as host and port does not end where it should.
+        let mark = w.mark();
+        let mut i = match self.host_port(&mut w, n + 3, default_port) {
+            Some(i) => i,
+            None => {
+                w.reset(mark);
+                let at = self.userinfo(&mut w, n + 3)?;
+                self.host_port(&mut w, at + 1, default_port)?
             }
-            let port = &s[colon + 1..i];
-            let drop = if port.is_empty() {
-                self.empty_port
-            } else {
-                self.default_port && scheme::is_port(port, default_port)
-            };
-            if drop {
-                w.edit(colon, i, b"");
-            }
-        }
-
-        // The authority ends at the path, query, fragment or end (the
-        // general path reads userinfo, sub-delims and the rest).
-        if !matches!(s.get(i), None | Some(b'/' | b'?' | b'#')) {
-            return None;
-        }
+        };
 
         // Path: path-abempty. `out_path` is where it starts in the key.
         let path_start = i;
@@ -208,6 +177,89 @@ impl HttpWriter {
         }
         w.flush(end);
         Some(Written::Out)
+    }
+
+    /// Reads `host[:port]` from `s[start]` and applies the host and port
+    /// rules; returns where the authority ends, which must be the end or a
+    /// `/`, `?` or `#` (`None` otherwise, or for a host this writer leaves
+    /// to the general path).
+    #[inline(always)]
+    fn host_port(&self, w: &mut Lazy<'_>, start: usize, default_port: u16) -> Option<usize> {
+        let s = w.s;
+        // A run of lower-case host bytes needs no change; anything else is
+        // rewritten by `host` (or `ip_literal`).
+        let mut i = skip::<F_HOST>(s, start);
+        match s.get(i) {
+            Some(b'A'..=b'Z' | b'%') => {
+                i = self.host(s, start, w.written_to(start))?;
+                w.from = i;
+            }
+            Some(b'[') if i == start => i = self.ip_literal(w, start)?,
+            _ => self.check_host(&s[start..i], false)?,
+        }
+
+        // Port: `*DIGIT` (§3.2.3).
+        if s.get(i) == Some(&b':') {
+            let colon = i;
+            i += 1;
+            while s.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            let port = &s[colon + 1..i];
+            let drop = if port.is_empty() {
+                self.empty_port
+            } else {
+                self.default_port && scheme::is_port(port, default_port)
+            };
+            if drop {
+                w.edit(colon, i, b"");
+            }
+        }
+        matches!(s.get(i), None | Some(b'/' | b'?' | b'#')).then_some(i)
+    }
+
+    /// Reads `userinfo "@"` from `s[start]` (escape rules only, no case
+    /// change); returns the index of the `@`.
+    #[inline(never)]
+    fn userinfo(&self, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+        let mut i = start;
+        loop {
+            i = skip::<F_USERINFO>(w.s, i);
+            if w.s.get(i) != Some(&b'%') {
+                break;
+            }
+            self.escape(w, i, true)?;
+            i += 3;
+        }
+        (w.s.get(i) == Some(&b'@')).then_some(i)
+    }
+
+    /// Reads an IPv6 literal `[...]` from `s[start]`; returns where it
+    /// ends. An IPvFuture literal is the general path's.
+    #[inline(never)]
+    fn ip_literal(&self, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+        let s = w.s;
+        let close = start + s.get(start..)?.iter().position(|&b| b == b']')?;
+        let inner = s.get(start + 1..close)?;
+        if matches!(inner.first(), Some(b'v' | b'V')) {
+            return None;
+        }
+        let pieces = host::parse_ipv6(inner).ok()?;
+        let end = close + 1;
+        if self.ipv6_canonical {
+            let out = w.written_to(start);
+            out.push(b'[');
+            write_ipv6(&pieces, out);
+            out.push(b']');
+            w.from = end;
+        } else if self.lowercase_host && inner.iter().any(u8::is_ascii_uppercase) {
+            let out = w.written_to(start);
+            let at = out.len();
+            out.extend_from_slice(&s[start..end]);
+            out[at..].make_ascii_lowercase();
+            w.from = end;
+        }
+        Some(end)
     }
 
     /// Checks a host written as it stays against the crawl host rules
@@ -316,6 +368,57 @@ impl HttpWriter {
     }
 }
 
+/// The scheme at the start of a line whose first eight bytes are `head`
+/// (little-endian), if it is `http`, `https`, `ws`, `wss` or `ftp` (in any
+/// case) followed by `://`: its lower-case name, default port, and whether
+/// it is written in lower case.
+#[inline(always)]
+fn scheme_of(head: u64) -> Option<(&'static [u8], u16, bool)> {
+    const SCHEMES: [WebScheme; 5] = [
+        WebScheme::new(b"http", 80),
+        WebScheme::new(b"https", 443),
+        WebScheme::new(b"ftp", 21),
+        WebScheme::new(b"ws", 80),
+        WebScheme::new(b"wss", 443),
+    ];
+    SCHEMES.iter().find_map(|w| {
+        ((head | w.fold) & w.mask == w.word).then_some((w.name, w.port, head & w.mask == w.word))
+    })
+}
+
+/// A scheme `scheme_of` knows, as a pattern over a line's first word.
+struct WebScheme {
+    name: &'static [u8],
+    port: u16,
+    /// `name` + "://", little-endian.
+    word: u64,
+    /// The bytes of `word`.
+    mask: u64,
+    /// The case bit of the letters of `name`.
+    fold: u64,
+}
+
+impl WebScheme {
+    const fn new(name: &'static [u8], port: u16) -> Self {
+        let mut word = [0u8; 8];
+        let mut i = 0;
+        while i < name.len() {
+            word[i] = name[i];
+            i += 1;
+        }
+        word[i] = b':';
+        word[i + 1] = b'/';
+        word[i + 2] = b'/';
+        Self {
+            name,
+            port,
+            word: u64::from_le_bytes(word),
+            mask: u64::MAX >> (64 - 8 * (name.len() + 3)),
+            fold: 0x2020_2020_2020_2020 >> (64 - 8 * name.len()),
+        }
+    }
+}
+
 /// What [`HttpWriter::key`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Written {
@@ -354,6 +457,20 @@ impl Lazy<'_> {
     fn written_to(&mut self, to: usize) -> &mut Vec<u8> {
         self.edit(to, to, b"");
         self.out
+    }
+
+    /// The state to go back to with [`reset`](Self::reset).
+    #[inline(always)]
+    fn mark(&self) -> (bool, usize, usize) {
+        (self.dirty, self.out.len(), self.from)
+    }
+
+    /// Forgets everything written since `mark`.
+    #[inline(always)]
+    fn reset(&mut self, (dirty, len, from): (bool, usize, usize)) {
+        self.dirty = dirty;
+        self.out.truncate(len);
+        self.from = from;
     }
 
     /// Copies `s[from..to]` to `out` once the key is being written.
@@ -480,6 +597,7 @@ mod tests {
                 "{b:#x}"
             );
             assert_eq!(is(b, F_QUERY_PLAIN), table::is(b, table::QUERY), "{b:#x}");
+            assert_eq!(is(b, F_USERINFO), table::is(b, table::USERINFO), "{b:#x}");
         }
     }
 }

@@ -11,6 +11,8 @@ pub(super) const F_HOST_ANY: u8 = 2;
 pub(super) const F_PATH_PLAIN: u8 = 4;
 /// `pchar / "/" / "?"`, but not `%` (query and fragment).
 pub(super) const F_QUERY_PLAIN: u8 = 8;
+/// `unreserved / sub-delims / ":"`: userinfo, but not `%`.
+pub(super) const F_USERINFO: u8 = 16;
 
 const fn fast_table() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -29,6 +31,9 @@ const fn fast_table() -> [u8; 256] {
         }
         if table::CLASS[b] & table::UNRESERVED != 0 {
             bits |= F_HOST_ANY;
+        }
+        if table::CLASS[b] & table::USERINFO != 0 {
+            bits |= F_USERINFO;
         }
         t[b] = bits;
         b += 1;
