@@ -498,30 +498,36 @@ fn remove_dot_segments_in_place(out: &mut Vec<u8>, start: usize) {
     let mut r = start; // at the '/' before the next segment
     let mut w = start; // end of the output path
     while r < end {
-        let seg = r + 1;
-        let seg_end = out[seg..end]
-            .iter()
-            .position(|&b| b == b'/')
-            .map_or(end, |p| seg + p);
-        let last = seg_end == end;
-        match &out[seg..seg_end] {
-            b"." => {}
-            b".." => {
-                w = out[start..w]
-                    .iter()
-                    .rposition(|&b| b == b'/')
-                    .map_or(start, |p| start + p);
-            }
-            _ => {
-                out.copy_within(r..seg_end, w);
-                w += seg_end - r;
-                r = seg_end;
-                continue;
-            }
+        let mut seg_end = r + 1;
+        while seg_end < end && out[seg_end] != b'/' {
+            seg_end += 1;
         }
-        if last {
-            out[w] = b'/';
-            w += 1;
+        // out[r + 1..seg_end] is the segment.
+        let dot = |k: usize| out[r + k] == b'.';
+        let (single, double) = match seg_end - r - 1 {
+            1 => (dot(1), false),
+            2 => (false, dot(1) && dot(2)),
+            _ => (false, false),
+        };
+        if single || double {
+            if double {
+                // Drop the last output segment and its '/'.
+                while w > start {
+                    w -= 1;
+                    if out[w] == b'/' {
+                        break;
+                    }
+                }
+            }
+            if seg_end == end {
+                out[w] = b'/';
+                w += 1;
+            }
+        } else {
+            if w != r {
+                out.copy_within(r..seg_end, w);
+            }
+            w += seg_end - r;
         }
         r = seg_end;
     }
