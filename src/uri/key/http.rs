@@ -18,7 +18,9 @@
 //! for flag sets within `FAST_SAFE`; the tests check that it writes exactly
 //! what the general path writes.
 
-use super::scan::{skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO};
+use super::scan::{
+    hex, skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
+};
 use crate::uri::host;
 use crate::uri::normalize::{write_ipv6, Flag, Flags};
 use crate::uri::scheme;
@@ -283,13 +285,18 @@ impl HttpWriter {
     /// rules change it and `write` is set. Returns the octet it encodes.
     #[inline(always)]
     fn escape(&self, w: &mut Lazy<'_>, i: usize, write: bool) -> Option<u8> {
-        let (h, l, byte) = escape_at(w.s, i)?;
+        let (&h, &l) = (w.s.get(i + 1)?, w.s.get(i + 2)?);
+        let (hv, lv) = (hex(h), hex(l));
+        if (hv | lv) & 16 != 0 {
+            return None; // not two hex digits
+        }
+        let byte = (hv & 15) << 4 | (lv & 15);
         if !write {
             return Some(byte);
         }
         if self.decode && table::is_unreserved(byte) {
             w.edit(i, i + 3, &[byte]);
-        } else if self.upper && (h.is_ascii_lowercase() || l.is_ascii_lowercase()) {
+        } else if self.upper && (hv | lv) & LOWER_HEX != 0 {
             w.edit(
                 i,
                 i + 3,
@@ -545,8 +552,8 @@ fn segment_ends(s: &[u8], j: usize) -> bool {
 #[inline(always)]
 fn escape_at(s: &[u8], i: usize) -> Option<(u8, u8, u8)> {
     let (&h, &l) = (s.get(i + 1)?, s.get(i + 2)?);
-    let byte = table::hex_value(h)? << 4 | table::hex_value(l)?;
-    Some((h, l, byte))
+    let (hv, lv) = (hex(h), hex(l));
+    ((hv | lv) & 16 == 0).then_some((h, l, (hv & 15) << 4 | (lv & 15)))
 }
 
 #[cfg(test)]
@@ -585,6 +592,21 @@ mod tests {
             got.extend_from_slice(&path);
             remove_dot_segments_in_place(&mut got, 8);
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
+        }
+    }
+
+    #[test]
+    fn hex_table_matches_hex_value() {
+        for b in 0..=255u8 {
+            let h = hex(b);
+            match table::hex_value(b) {
+                Some(v) => {
+                    assert_eq!(h & 15, v, "{b:#x}");
+                    assert_eq!(h & 16, 0, "{b:#x}");
+                    assert_eq!(h & LOWER_HEX != 0, b.is_ascii_lowercase(), "{b:#x}");
+                }
+                None => assert_ne!(h & 16, 0, "{b:#x}"),
+            }
         }
     }
 

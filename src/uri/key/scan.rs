@@ -43,6 +43,38 @@ const fn fast_table() -> [u8; 256] {
 
 static FAST: [u8; 256] = fast_table();
 
+/// The value of each hex digit; 16 for any other byte. `lower` marks the
+/// digits `a-f` with 32, so that one OR of two entries says both whether
+/// an escape is valid and whether it has a lower-case digit.
+const fn hex_table() -> [u8; 256] {
+    let mut t = [16u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = match c {
+            b'0'..=b'9' => c - b'0',
+            b'A'..=b'F' => c - b'A' + 10,
+            b'a'..=b'f' => (c - b'a' + 10) | LOWER_HEX,
+            _ => 16,
+        };
+        b += 1;
+    }
+    t
+}
+
+/// The flag of a lower-case digit in [`hex`].
+pub(super) const LOWER_HEX: u8 = 32;
+
+static HEX: [u8; 256] = hex_table();
+
+/// The value of hex digit `b` (plus [`LOWER_HEX`] for `a-f`), or 16 and
+/// up for a byte that is not a hex digit. A table, not a `match`: digits
+/// and letters mix at random in escapes, and branches on them mispredict.
+#[inline(always)]
+pub(super) fn hex(b: u8) -> u8 {
+    HEX[b as usize]
+}
+
 /// The class bits of `b`.
 #[inline(always)]
 pub(super) fn class(b: u8) -> u8 {
