@@ -115,21 +115,30 @@ impl HttpWriter {
         let path_start = i;
         w.flush(path_start);
         let out_path = if w.dirty { w.out.len() } else { path_start };
-        let mut dots = false;
+        // Where the first dot segment may start in the key: the segments
+        // before it are already in place.
+        let mut first_dot = None;
         loop {
             i = skip::<F_PATH_PLAIN>(s, i);
             match s.get(i) {
                 Some(b'.') => {
                     // s[i - 1] is in the path: it starts with '/'.
-                    dots |= s[i - 1] == b'/'
+                    if first_dot.is_none()
+                        && s[i - 1] == b'/'
                         && (segment_ends(s, i + 1)
-                            || (s.get(i + 1) == Some(&b'.') && segment_ends(s, i + 2)));
+                            || (s.get(i + 1) == Some(&b'.') && segment_ends(s, i + 2)))
+                    {
+                        first_dot = Some(w.key_len(i - 1));
+                    }
                     i += 1;
                 }
                 Some(b'%') => loop {
-                    // A decoded '.' may complete a dot segment. Escapes
-                    // often come in runs (UTF-8): no scan between them.
-                    dots |= self.escape(&mut w, i, true)? == b'.';
+                    // A decoded '.' may complete a dot segment that starts
+                    // anywhere before it. Escapes often come in runs
+                    // (UTF-8): no scan between them.
+                    if self.escape(&mut w, i, true)? == b'.' {
+                        first_dot = Some(out_path);
+                    }
                     i += 3;
                     if s.get(i) != Some(&b'%') {
                         break;
@@ -141,11 +150,11 @@ impl HttpWriter {
         if !matches!(s.get(i), None | Some(b'?' | b'#')) {
             return None;
         }
-        if dots && self.dot_segments {
+        if let Some(from) = first_dot.filter(|_| self.dot_segments) {
             // Literal dot segments were found exactly; a decoded '.' may
             // make one, which the removal finds itself.
             let out = w.written_to(i);
-            remove_dot_segments_in_place(out, out_path);
+            remove_dot_segments_in_place(out, out_path, from);
             if self.empty_path_slash && out.len() == out_path {
                 out.push(b'/');
             }
@@ -480,6 +489,17 @@ impl Lazy<'_> {
         self.from = from;
     }
 
+    /// The length of the key of `s[..at]`. Needs `from <= at`: no edit
+    /// has consumed `s[at]` yet.
+    #[inline(always)]
+    fn key_len(&self, at: usize) -> usize {
+        if self.dirty {
+            self.out.len() + (at - self.from)
+        } else {
+            at
+        }
+    }
+
     /// Copies `s[from..to]` to `out` once the key is being written.
     #[inline(always)]
     fn flush(&mut self, to: usize) {
@@ -491,7 +511,9 @@ impl Lazy<'_> {
 }
 
 /// `remove_dot_segments` (RFC 3986 §5.2.4) of the path at `out[start..]`,
-/// which is empty or starts with `/`, in place.
+/// which is empty or starts with `/`, in place; `out[from]` is the `/`
+/// before the first segment that may be a dot segment (or `from` is
+/// `start`).
 ///
 /// For such a path the five rules of the RFC amount to a stack of
 /// segments: a `.` segment is dropped, a `..` segment drops the segment
@@ -500,10 +522,13 @@ impl Lazy<'_> {
 /// it, segment by segment. The tests compare it with
 /// [`remove_dot_segments`](crate::uri::normalize::remove_dot_segments) on
 /// every short path.
-fn remove_dot_segments_in_place(out: &mut Vec<u8>, start: usize) {
+fn remove_dot_segments_in_place(out: &mut Vec<u8>, start: usize, from: usize) {
     let end = out.len();
-    let mut r = start; // at the '/' before the next segment
-    let mut w = start; // end of the output path
+    // Segments before `from` (a '/' in the path, or its start) are plain:
+    // they stay where they are.
+    let from = from.clamp(start, end);
+    let mut r = from; // at the '/' before the next segment
+    let mut w = from; // end of the output path
     while r < end {
         let mut seg_end = r + 1;
         while seg_end < end && out[seg_end] != b'/' {
@@ -590,7 +615,16 @@ mod tests {
             crate::uri::normalize::remove_dot_segments(&path, &mut want);
             let mut got = b"http://h".to_vec();
             got.extend_from_slice(&path);
-            remove_dot_segments_in_place(&mut got, 8);
+            remove_dot_segments_in_place(&mut got, 8, 8);
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
+            // Starting at the '/' before the first dot segment.
+            let first = path
+                .windows(2)
+                .position(|w| w == b"/.")
+                .map_or(path.len(), |p| p);
+            let mut got = b"http://h".to_vec();
+            got.extend_from_slice(&path);
+            remove_dot_segments_in_place(&mut got, 8, 8 + first);
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
         }
     }
