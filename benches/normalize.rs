@@ -1,7 +1,8 @@
 //! Parse + normalize throughput: `urikey` (fast path, slow path, lenient
 //! crawl profile) next to `fluent_uri::UriRef::parse(..).normalize()` and
 //! `url::Url::parse(..).as_str()`, on the URL lists of `../shared/datasets`
-//! (a generated canonical crawl list when they are missing).
+//! (when present), a generated canonical crawl list and other spellings of
+//! it (upper case, escapes, dot segments, ports, empty paths).
 //!
 //! Before timing, every dataset is checked: the fast and slow paths must
 //! give the same key for every line, and the number of valid lines and the
@@ -79,8 +80,41 @@ fn generated() -> Dataset {
     }
 }
 
+/// Non-canonical spellings made from the generated URLs, one rewrite each:
+/// upper-case scheme or host, an escaped `~`, an escape in lower-case hex,
+/// dot segments, an empty or default port, an empty path. None is
+/// canonical under `rfc`, so this measures the keys that have to be
+/// written.
+fn spelled(canonical: &Dataset) -> Dataset {
+    let lines = canonical
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let (scheme, rest) = line.split_once("://").unwrap_or(("http", line));
+            let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let default = if scheme == "https" { "443" } else { "80" };
+            match i % 8 {
+                0 => format!("{}://{rest}", scheme.to_ascii_uppercase()),
+                1 => format!("{scheme}://{}{path}", host.to_ascii_uppercase()),
+                2 => format!("{scheme}://{host}{}", path.replacen('/', "/%7E", 1)),
+                3 => format!("{scheme}://{host}/%c3%a9{path}"),
+                4 => format!("{scheme}://{host}/./x/..{path}"),
+                5 => format!("{scheme}://{host}:{path}"),
+                6 => format!("{scheme}://{host}:{default}{path}"),
+                _ => format!("{scheme}://{host}"),
+            }
+        })
+        .collect();
+    Dataset {
+        name: "generated-spellings",
+        lines,
+    }
+}
+
 fn datasets() -> Vec<Dataset> {
-    let mut sets = vec![generated()];
+    let generated = generated();
+    let mut sets = vec![spelled(&generated), generated];
     let real = [
         ("iscx-benign", "iscx-url-2016/benign_urls.txt"),
         ("kasztp", "ada-url-various/kasztp.txt"),

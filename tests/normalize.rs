@@ -662,7 +662,7 @@ mod props {
         })
     }
 
-    fn normalizers() -> impl Strategy<Value = Normalizer> {
+    pub fn normalizers() -> impl Strategy<Value = Normalizer> {
         prop_oneof![
             select(Profile::ALL).prop_map(Normalizer::profile),
             flag_set()
@@ -993,76 +993,270 @@ mod cli {
     }
 }
 
-/// The fast path: what it must accept, and what it must leave to the slow
-/// path.
+/// The fast tier borrows its key from the line when nothing changes.
 mod fast_path {
-    use urikey::uri::key::{fast_canonical, fast_key_len};
+    use super::*;
 
-    #[test]
-    fn accepts_canonical_crawl_urls() {
-        for u in [
-            "http://example.com/",
-            "https://www.example.com/a/b.html?x=1&y=%2F#top",
-            "https://a.b-c_d~e.io:8080/%E2%82%AC/..a/.b/a../?q=/./&r=..#/../",
-            "http://example.com/.well-known/x",
-            "https://example.com/a%20b?%3D",
-            "http://x1.example/path",
-        ] {
-            assert!(fast_canonical(u.as_bytes(), false, false), "{u}");
-        }
+    /// The key, and whether it is (a prefix of) the input itself.
+    fn borrowed(c: &Canonicalizer, input: &str) -> (String, bool) {
+        let mut scratch = KeyScratch::default();
+        let key = c.uri_key(input.as_bytes(), &mut scratch).expect(input);
+        (s(key), key.as_ptr() == input.as_ptr())
     }
 
     #[test]
-    fn leaves_the_rest_to_the_slow_path() {
-        for u in [
-            "HTTP://example.com/",
-            "http://Example.com/",
-            "http://example.com",
-            "http://example.com?q",
-            "http://example.com:/",
-            "http://example.com:80/",
-            "https://example.com:443/",
-            "http://example.com:080/",
-            "http://example.com./",
-            "http://1.2.3.4/",
-            "http://0x7f.1/",
-            "http://u@example.com/",
-            "http://example.com/%7e",
-            "http://example.com/%2f",
-            "http://example.com/%4A",
-            "http://example.com/.",
-            "http://example.com/a/./b",
-            "http://example.com/a/../b",
-            "http://example.com/..?x",
-            "http://example.com/.#x",
-            "http://example.com/a b",
-            "http://example.com/#a#b",
-            "http://example.com/%",
-            "http://example.com/%4",
-            "ftp://example.com/",
-            "http://[::1]/",
-        ] {
-            assert!(!fast_canonical(u.as_bytes(), false, false), "{u}");
+    fn canonical_lines_are_their_own_key() {
+        for p in [Profile::Syntax, Profile::Rfc, Profile::Crawl, Profile::None] {
+            let c = Canonicalizer::new(Normalizer::profile(p));
+            for u in [
+                "http://example.com/",
+                "https://www.example.com/a/b.html?x=1&y=%2F",
+                "https://a.b-c_d~e.io:8080/%E2%82%AC/..a/.b/a../?q=/./&r=..",
+                "http://example.com/.well-known/x",
+                "https://example.com/a%20b?%3D",
+                "http://x1.example/path",
+            ] {
+                assert_eq!(borrowed(&c, u), (u.to_string(), true), "{u} {p:?}");
+            }
         }
-        assert!(!fast_canonical(b"http://a.com/#f", true, false));
-        assert!(!fast_canonical(b"http://a.com/?", false, true));
-        assert!(!fast_canonical(b"http://a.com/?#f", false, true));
     }
 
     #[test]
     fn a_removed_fragment_or_empty_query_leaves_a_prefix() {
-        let cases: &[(&str, bool, bool, Option<usize>)] = &[
-            ("http://a.com/x#f", true, false, Some(14)),
-            ("http://a.com/x?q#f", true, false, Some(16)),
-            ("http://a.com/x?", false, true, Some(14)),
-            ("http://a.com/x?#f", true, true, Some(14)),
-            ("http://a.com/x?#f", false, true, None),
-            ("http://a.com/x#f#g", true, false, None),
-            ("http://a.com/x#%zz", true, false, None),
-            ("http://a.com/x#", true, false, Some(14)),
-        ];
-        for (u, frag, query, want) in cases {
-            assert_eq!(fast_key_len(u.as_bytes(), *frag, *query), *want, "{u}");
+        let crawl = Canonicalizer::new(Normalizer::profile(Profile::Crawl));
+        for (u, want) in [
+            ("http://a.com/x#f", "http://a.com/x"),
+            ("http://a.com/x?q#f", "http://a.com/x?q"),
+            ("http://a.com/x#", "http://a.com/x"),
+            ("http://a.com/x?#f", "http://a.com/x"),
+            ("http://a.com/x?", "http://a.com/x"),
+        ] {
+            assert_eq!(borrowed(&crawl, u).0, want, "{u}");
+        }
+        assert!(borrowed(&crawl, "http://a.com/x?q#f").1);
+    }
+
+    #[test]
+    fn changed_lines_are_written() {
+        let c = Canonicalizer::default();
+        for (u, want) in [
+            ("HTTP://example.com/", "http://example.com/"),
+            ("http://Example.com/", "http://example.com/"),
+            ("http://example.com", "http://example.com/"),
+            ("http://example.com?q", "http://example.com/?q"),
+            ("http://example.com:/", "http://example.com/"),
+            ("http://example.com:80/", "http://example.com/"),
+            ("https://example.com:443/", "https://example.com/"),
+            ("http://example.com:080/", "http://example.com/"),
+            ("http://example.com/%7e", "http://example.com/~"),
+            ("http://example.com/%2f", "http://example.com/%2F"),
+            ("http://example.com/%4A", "http://example.com/J"),
+            ("http://example.com/.", "http://example.com/"),
+            ("http://example.com/a/./b", "http://example.com/a/b"),
+            ("http://example.com/a/../b", "http://example.com/b"),
+            ("http://example.com/..?x", "http://example.com/?x"),
+            ("http://example.com/.#x", "http://example.com/#x"),
+        ] {
+            assert_eq!(borrowed(&c, u), (want.to_string(), false), "{u}");
+        }
+    }
+}
+
+/// The fast tier of `uri_key`, the one-pass `http(s)` writer: what it
+/// covers, and that it writes exactly what the general parser and
+/// normalizer write.
+mod http_tier {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::sample::select;
+
+    /// The fast tier's key, `None` when it leaves the line to the general
+    /// path.
+    fn http_key(c: &Canonicalizer, input: &[u8]) -> Option<Vec<u8>> {
+        let mut scratch = KeyScratch::default();
+        c.uri_key_http(input, &mut scratch).map(<[u8]>::to_vec)
+    }
+
+    /// Every path agrees on `input`: the fast tier (when it covers the line),
+    /// the full `uri_key` and the general path.
+    fn check_all_paths(c: &Canonicalizer, input: &[u8]) -> Result<(), TestCaseError> {
+        let slow = slow_key(c, input);
+        prop_assert_eq!(&key(c, input), &slow, "{:?}", s(input));
+        if let Some(k) = http_key(c, input) {
+            prop_assert_eq!(Ok(k), slow, "{:?}", s(input));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn covers_the_common_variants() {
+        let c = Canonicalizer::default();
+        for (input, want) in [
+            ("HTTP://Example.COM/", "http://example.com/"),
+            (
+                "hTTpS://WWW.A-B.io/X/Y?Q=1#F",
+                "https://www.a-b.io/X/Y?Q=1#F",
+            ),
+            ("http://a.com/%7euser/%7E", "http://a.com/~user/~"),
+            (
+                "http://a.com/%2f%2F%e2%82%ac?%3d#%5b",
+                "http://a.com/%2F%2F%E2%82%AC?%3D#%5B",
+            ),
+            ("http://a.com/%41%62%2D%2e%5F", "http://a.com/Ab-._"),
+            ("http://%41.com/", "http://a.com/"),
+            ("http://a%2ecom/", "http://a.com/"),
+            ("http://a.com/a/./b/../c/.", "http://a.com/a/c/"),
+            ("http://a.com/%2E%2E/x/%2e", "http://a.com/x/"),
+            ("http://a.com:/x", "http://a.com/x"),
+            ("http://a.com:80/x", "http://a.com/x"),
+            ("http://a.com:0080/x", "http://a.com/x"),
+            ("https://a.com:443", "https://a.com/"),
+            ("https://a.com:80/", "https://a.com:80/"),
+            ("http://a.com", "http://a.com/"),
+            ("http://a.com?q", "http://a.com/?q"),
+            ("http://a.com#f", "http://a.com/#f"),
+            ("http://1.2.3.4:8080/", "http://1.2.3.4:8080/"),
+            ("http://a.com/?", "http://a.com/?"),
+            ("http://a.com/#", "http://a.com/#"),
+            ("http://a.com/", "http://a.com/"),
+            ("FTP://A.com:21", "ftp://a.com/"),
+            ("ws://a.com:80/x", "ws://a.com/x"),
+            ("WSS://a.com:443?x", "wss://a.com/?x"),
+            ("wss://a.com:80/", "wss://a.com:80/"),
+            ("http://U%7e:P%2f@A.com:80/", "http://U~:P%2F@a.com/"),
+            ("http://u@a.com", "http://u@a.com/"),
+            ("http://:@a.com/", "http://:@a.com/"),
+            ("http://[::1]/", "http://[::1]/"),
+            ("HTTP://[2001:DB8::1]:80", "http://[2001:db8::1]/"),
+            (
+                "http://u@[::FFFF:1.2.3.4]:8080/x",
+                "http://u@[::ffff:1.2.3.4]:8080/x",
+            ),
+        ] {
+            let got = http_key(&c, input.as_bytes()).map(|k| s(&k));
+            assert_eq!(got.as_deref(), Some(want), "{input}");
+            assert_eq!(s(&slow_key(&c, input.as_bytes()).unwrap()), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn leaves_the_rest_to_the_general_path() {
+        let c = Canonicalizer::default();
+        for input in [
+            "file://a.com/",
+            "wsx://a.com/",
+            "http:/a.com/",
+            "http:a.com",
+            "http://[v1.x]/",
+            "http://[::1/]",
+            "http://[::g]/",
+            "http://[::1]x/",
+            "http://u@[::1/",
+            "http://u@/x",
+            "http://a@b@c/",
+            "http://u%zz@a.com/",
+            "http:///x",
+            "http://:80/",
+            "http://a!b.com/",
+            "http://a%zz.com/",
+            "http://a.com:8x/",
+            "http://a.com/ x",
+            "http://a.com/%4",
+            "http://a.com/%",
+            "http://a.com/\u{e9}",
+            "http://a.com/#a#b",
+            "http://a.com/?a[0]",
+            "http://a.com/|",
+        ] {
+            assert_eq!(http_key(&c, input.as_bytes()), None, "{input}");
+        }
+        // The crawl host rules: escapes (idna), number-like hosts
+        // (ipv4-canonical) and trailing dots go to the general path.
+        let crawl = Canonicalizer::new(Normalizer::profile(Profile::Crawl));
+        for input in [
+            "http://b%C3%BCcher.de/",
+            "http://0x7f.1/",
+            "http://a.1/",
+            "http://a.com./",
+        ] {
+            assert_eq!(http_key(&crawl, input.as_bytes()), None, "{input}");
+        }
+        assert_eq!(
+            http_key(&crawl, b"HTTP://A.com:80/x?#f")
+                .map(|k| s(&k))
+                .as_deref(),
+            Some("http://a.com/x")
+        );
+        // IPv6 literals get the RFC 5952 text form under `crawl`.
+        assert_eq!(
+            http_key(&crawl, b"http://[2001:DB8:0:0:0:0:0:01]/")
+                .map(|k| s(&k))
+                .as_deref(),
+            Some("http://[2001:db8::1]/")
+        );
+        // Opt-in flags turn the fast tier off; without flags it only checks.
+        let sort = Canonicalizer::new(Normalizer::default().with(Flag::SortQuery));
+        assert_eq!(http_key(&sort, b"HTTP://a.com/"), None);
+        let none = Canonicalizer::new(Normalizer::profile(Profile::None));
+        assert_eq!(
+            http_key(&none, b"HTTP://A.com:80/%7e/./?#f"),
+            Some(b"HTTP://A.com:80/%7e/./?#f".to_vec())
+        );
+        assert_eq!(http_key(&none, b"HTTP://A.com:80/%7x"), None);
+    }
+
+    /// Bytes that steer the writer into its corners.
+    const TRICKY: &[u8] = b"aAzZ09.-_~%2eE7fF:/?#@[]!$&'()*+,;= \"<>\\^`{|}\x7f\x80\xc3\xa9\t";
+
+    fn tricky_tail() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(prop_oneof![4 => select(TRICKY), 1 => any::<u8>()], 0..40)
+    }
+
+    fn cases() -> u32 {
+        common::proptest_cases(512)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(cases()))]
+
+        #[test]
+        fn agrees_on_generated_references(u in props::uri_ref(), n in props::normalizers(), lenient in any::<bool>()) {
+            let c = Canonicalizer::new(n).with_lenient(lenient);
+            check_all_paths(&c, u.as_bytes())?;
+        }
+
+        #[test]
+        fn agrees_on_crawl_variants(
+            u in "([hH][tT][tT][pP][sS]?|[fF][tT][pP]|[wW][sS][sS]?)://(([a-zA-Z0-9._~!$&'()*+,;=:-]|%[0-9a-fA-F]{2}){0,6}@)?(([a-zA-Z0-9._~-]|%[0-9a-fA-F]{2}){0,12}|\\[(::|[0-9a-fA-F]{1,4}:|:[0-9a-fA-F]{1,4}|1\\.2\\.3\\.4|[vV]1\\.x){1,5}\\])(:0*(21|80|443|[0-9]{0,5}))?(/(\\.|\\.\\.|%2[eE]|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-zA-Z0-9=&/?.]|%[0-9a-fA-F]{2}){0,8})?(#([a-z0-9/?]|%[0-9a-fA-F]{2}){0,4})?",
+            n in props::normalizers(),
+        ) {
+            let c = Canonicalizer::new(n);
+            check_all_paths(&c, u.as_bytes())?;
+        }
+
+        #[test]
+        fn covers_crawl_variants_under_rfc(
+            u in "[hH][tT][tT][pP][sS]?://[a-zA-Z][a-zA-Z0-9-]{0,8}(\\.[a-zA-Z]{1,4}){0,2}(:0*(80|443|[0-9]{0,5}))?(/(\\.|\\.\\.|%2[eE]|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-zA-Z0-9=&/?.]|%[0-9a-fA-F]{2}){0,8})?(#([a-z0-9/?]|%[0-9a-fA-F]{2}){0,4})?",
+        ) {
+            for p in [Profile::Syntax, Profile::Rfc, Profile::Crawl] {
+                let c = Canonicalizer::new(Normalizer::profile(p));
+                let k = http_key(&c, u.as_bytes());
+                prop_assert!(k.is_some(), "{} not covered under {:?}", u, p);
+                prop_assert_eq!(k.map(Ok), Some(slow_key(&c, u.as_bytes())), "{}", u);
+            }
+        }
+
+        #[test]
+        fn agrees_on_arbitrary_bytes(
+            head in select(&["http://", "https://", "HTTP://", "hTtPs://", "http:", "http://a.com", "https://A.b:443/", "ftp://", "wS://", "http://[", "http://[::1", "http://u@", ""][..]),
+            tail in tricky_tail(),
+            n in props::normalizers(),
+            lenient in any::<bool>(),
+        ) {
+            let mut input = head.as_bytes().to_vec();
+            input.extend_from_slice(&tail);
+            let c = Canonicalizer::new(n).with_lenient(lenient);
+            check_all_paths(&c, &input)?;
         }
     }
 }

@@ -14,6 +14,8 @@
 //! scheme) and so is not stored.
 
 /// Marks an absent component.
+use core::ops::Range;
+
 pub(crate) const NONE: u32 = u32::MAX;
 
 /// What kind of host an authority holds (§3.2.2, first match wins).
@@ -89,6 +91,66 @@ impl Meta {
     }
 
     /// Checks the ordering invariants in debug builds.
+    /// The scheme's range, if any.
+    #[inline]
+    pub(crate) fn scheme(&self) -> Option<Range<usize>> {
+        (self.scheme_end != NONE).then_some(0..self.scheme_end as usize)
+    }
+
+    /// Where the authority starts (after `//`), when there is one.
+    #[inline]
+    fn authority_start(&self) -> u32 {
+        if self.scheme_end == NONE {
+            2
+        } else {
+            self.scheme_end + 3
+        }
+    }
+
+    /// The authority's range (without `//`), if any.
+    #[inline]
+    pub(crate) fn authority(&self) -> Option<Range<usize>> {
+        (self.host_start != NONE)
+            .then(|| self.authority_start() as usize..self.authority_end as usize)
+    }
+
+    /// The userinfo's range (without `@`), if any.
+    #[inline]
+    pub(crate) fn userinfo(&self) -> Option<Range<usize>> {
+        (self.userinfo_end != NONE)
+            .then(|| self.authority_start() as usize..self.userinfo_end as usize)
+    }
+
+    /// The host's range, when there is an authority.
+    #[inline]
+    pub(crate) fn host(&self) -> Option<Range<usize>> {
+        (self.host_start != NONE).then_some(self.host_start as usize..self.host_end as usize)
+    }
+
+    /// The port's range (without `:`), if any.
+    #[inline]
+    pub(crate) fn port(&self) -> Option<Range<usize>> {
+        (self.port_start != NONE).then_some(self.port_start as usize..self.authority_end as usize)
+    }
+
+    /// The path's range (possibly empty).
+    #[inline]
+    pub(crate) fn path(&self) -> Range<usize> {
+        self.path_start as usize..self.path_end as usize
+    }
+
+    /// The query's range (without `?`), if any.
+    #[inline]
+    pub(crate) fn query(&self) -> Option<Range<usize>> {
+        (self.query_end != NONE).then(|| self.path_end as usize + 1..self.query_end as usize)
+    }
+
+    /// The fragment's range (without `#`), if any.
+    #[inline]
+    pub(crate) fn fragment(&self) -> Option<Range<usize>> {
+        (self.fragment_start != NONE).then_some(self.fragment_start as usize..self.len as usize)
+    }
+
     pub(crate) fn debug_check(&self) {
         if cfg!(debug_assertions) {
             let opt = |v: u32, d: u32| if v == NONE { d } else { v };

@@ -77,9 +77,19 @@ impl<'a> UriRef<'a> {
         Ok(Self { s, m })
     }
 
+    /// `s[r]` (the parser's ranges are in bounds and on ASCII boundaries).
     #[inline]
-    fn slice(&self, from: u32, to: u32) -> &'a str {
-        &self.s[from as usize..to as usize]
+    fn get(&self, r: core::ops::Range<usize>) -> &'a str {
+        self.s.get(r).unwrap_or("")
+    }
+
+    /// The same reference as bytes, for the normalizer.
+    #[inline]
+    pub(crate) fn raw(&self) -> RawRef<'a> {
+        RawRef {
+            s: self.s.as_bytes(),
+            m: self.m,
+        }
     }
 
     /// The whole input.
@@ -89,7 +99,7 @@ impl<'a> UriRef<'a> {
 
     /// The scheme, if any (then this is a URI, not a relative reference).
     pub fn scheme(&self) -> Option<&'a str> {
-        (self.m.scheme_end != NONE).then(|| self.slice(0, self.m.scheme_end))
+        self.m.scheme().map(|r| self.get(r))
     }
 
     /// True for a relative reference (no scheme), §4.2.
@@ -104,34 +114,18 @@ impl<'a> UriRef<'a> {
 
     /// The authority (`userinfo@host:port`) without the leading `//`.
     pub fn authority(&self) -> Option<&'a str> {
-        self.has_authority().then(|| {
-            let start = if self.m.scheme_end == NONE {
-                2
-            } else {
-                self.m.scheme_end + 3
-            };
-            self.slice(start, self.m.authority_end)
-        })
+        self.m.authority().map(|r| self.get(r))
     }
 
     /// The userinfo, without its `@`.
     pub fn userinfo(&self) -> Option<&'a str> {
-        if self.m.userinfo_end == NONE {
-            return None;
-        }
-        let start = if self.m.scheme_end == NONE {
-            2
-        } else {
-            self.m.scheme_end + 3
-        };
-        Some(self.slice(start, self.m.userinfo_end))
+        self.m.userinfo().map(|r| self.get(r))
     }
 
     /// The host as written; an IP-literal keeps its brackets. `Some("")` for
     /// an empty host (`file:///x`).
     pub fn host(&self) -> Option<&'a str> {
-        self.has_authority()
-            .then(|| self.slice(self.m.host_start, self.m.host_end))
+        self.m.host().map(|r| self.get(r))
     }
 
     /// The kind of host, when there is an authority.
@@ -142,7 +136,7 @@ impl<'a> UriRef<'a> {
     /// The port digits as written (`""` for `host:`). RFC 3986 sets no
     /// range, so `99999` is a valid port here; see [`port_u16`](Self::port_u16).
     pub fn port(&self) -> Option<&'a str> {
-        (self.m.port_start != NONE).then(|| self.slice(self.m.port_start, self.m.authority_end))
+        self.m.port().map(|r| self.get(r))
     }
 
     /// The port as a number, when it is present, non-empty and fits in `u16`.
@@ -152,17 +146,17 @@ impl<'a> UriRef<'a> {
 
     /// The path, possibly empty; never absent (§3.3).
     pub fn path(&self) -> &'a str {
-        self.slice(self.m.path_start, self.m.path_end)
+        self.get(self.m.path())
     }
 
     /// The query, without its `?`.
     pub fn query(&self) -> Option<&'a str> {
-        (self.m.query_end != NONE).then(|| self.slice(self.m.path_end + 1, self.m.query_end))
+        self.m.query().map(|r| self.get(r))
     }
 
     /// The fragment, without its `#`.
     pub fn fragment(&self) -> Option<&'a str> {
-        (self.m.fragment_start != NONE).then(|| self.slice(self.m.fragment_start, self.m.len))
+        self.m.fragment().map(|r| self.get(r))
     }
 
     /// The input without its fragment (and without the `#`).
@@ -170,17 +164,88 @@ impl<'a> UriRef<'a> {
         if self.m.fragment_start == NONE {
             self.s
         } else {
-            self.slice(0, self.m.fragment_start - 1)
+            self.get(0..self.m.fragment_start as usize - 1)
         }
     }
 
     /// The eight pieces of an IPv6 host.
     pub fn ipv6(&self) -> Option<[u16; 8]> {
+        self.raw().ipv6()
+    }
+}
+
+/// A parsed URI-reference as bytes: the parser's offsets over the input.
+/// What the [`Normalizer`](normalize::Normalizer) reads; the key path
+/// builds one straight from the parsed line, without the UTF-8 check that
+/// a [`UriRef`] (which hands out `&str`) needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawRef<'a> {
+    s: &'a [u8],
+    m: Meta,
+}
+
+impl<'a> RawRef<'a> {
+    /// Parses `s` strictly.
+    #[inline]
+    pub(crate) fn parse(s: &'a [u8]) -> Result<Self, ParseError> {
+        Ok(Self {
+            s,
+            m: parse::parse(s)?,
+        })
+    }
+
+    #[inline]
+    fn get(&self, r: core::ops::Range<usize>) -> &'a [u8] {
+        self.s.get(r).unwrap_or(b"")
+    }
+
+    pub(crate) fn scheme(&self) -> Option<&'a [u8]> {
+        self.m.scheme().map(|r| self.get(r))
+    }
+
+    pub(crate) fn is_relative(&self) -> bool {
+        self.m.scheme_end == NONE
+    }
+
+    pub(crate) fn has_authority(&self) -> bool {
+        self.m.host_start != NONE
+    }
+
+    pub(crate) fn userinfo(&self) -> Option<&'a [u8]> {
+        self.m.userinfo().map(|r| self.get(r))
+    }
+
+    pub(crate) fn host(&self) -> Option<&'a [u8]> {
+        self.m.host().map(|r| self.get(r))
+    }
+
+    pub(crate) fn host_kind(&self) -> Option<HostKind> {
+        self.has_authority().then_some(self.m.host_kind)
+    }
+
+    pub(crate) fn port(&self) -> Option<&'a [u8]> {
+        self.m.port().map(|r| self.get(r))
+    }
+
+    pub(crate) fn path(&self) -> &'a [u8] {
+        self.get(self.m.path())
+    }
+
+    pub(crate) fn query(&self) -> Option<&'a [u8]> {
+        self.m.query().map(|r| self.get(r))
+    }
+
+    pub(crate) fn fragment(&self) -> Option<&'a [u8]> {
+        self.m.fragment().map(|r| self.get(r))
+    }
+
+    /// The eight pieces of an IPv6 host.
+    pub(crate) fn ipv6(&self) -> Option<[u16; 8]> {
         if self.host_kind() != Some(HostKind::Ipv6) {
             return None;
         }
-        let h = self.host()?.as_bytes();
-        host::parse_ipv6(&h[1..h.len() - 1]).ok()
+        let h = self.host()?;
+        host::parse_ipv6(h.get(1..h.len().checked_sub(1)?)?).ok()
     }
 }
 

@@ -42,7 +42,7 @@ use super::error::ParseError;
 use super::meta::HostKind;
 use super::scheme::{self, SchemeInfo};
 use super::table::{self, HEX_UPPER};
-use super::UriRef;
+use super::{RawRef, UriRef};
 
 macro_rules! flags {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
@@ -408,6 +408,17 @@ impl Normalizer {
         out: &mut Vec<u8>,
         scratch: &mut NormalizeScratch,
     ) {
+        self.normalize_raw(&u.raw(), out, scratch);
+    }
+
+    /// [`normalize_with`](Self::normalize_with) for a reference parsed
+    /// from bytes.
+    pub(crate) fn normalize_raw(
+        &self,
+        u: &RawRef<'_>,
+        out: &mut Vec<u8>,
+        scratch: &mut NormalizeScratch,
+    ) {
         let f = self.flags;
         if u.is_relative() {
             // Only the case and percent-encoding rules apply (§6.1 compares
@@ -428,8 +439,7 @@ impl Normalizer {
             .write(u);
             return;
         }
-        let scheme = u.scheme().unwrap_or("").as_bytes();
-        let info = scheme::lookup(scheme);
+        let info = scheme::lookup(u.scheme().unwrap_or(b""));
         Writer {
             f,
             n: self,
@@ -451,11 +461,11 @@ struct Writer<'s> {
 }
 
 impl Writer<'_> {
-    fn write(&mut self, u: &UriRef<'_>) {
+    fn write(&mut self, u: &RawRef<'_>) {
         let f = self.f;
         if let Some(s) = u.scheme() {
             let start = self.out.len();
-            self.out.extend_from_slice(s.as_bytes());
+            self.out.extend_from_slice(s);
             if f.has(Flag::LowercaseScheme) {
                 self.out[start..].make_ascii_lowercase();
             }
@@ -464,7 +474,7 @@ impl Writer<'_> {
         if u.has_authority() {
             self.out.extend_from_slice(b"//");
             if let Some(ui) = u.userinfo() {
-                self.pct(ui.as_bytes());
+                self.pct(ui);
                 self.out.push(b'@');
             }
             self.host(u);
@@ -472,12 +482,12 @@ impl Writer<'_> {
         }
         self.path(u);
         if let Some(q) = u.query() {
-            self.query(q.as_bytes());
+            self.query(q);
         }
         if let Some(frag) = u.fragment() {
             if !f.has(Flag::RemoveFragment) {
                 self.out.push(b'#');
-                self.pct(frag.as_bytes());
+                self.pct(frag);
             }
         }
     }
@@ -493,8 +503,8 @@ impl Writer<'_> {
         );
     }
 
-    fn host(&mut self, u: &UriRef<'_>) {
-        let host = u.host().unwrap_or("").as_bytes();
+    fn host(&mut self, u: &RawRef<'_>) {
+        let host = u.host().unwrap_or(b"");
         let start = self.out.len();
         let f = self.f;
         match u.host_kind() {
@@ -551,9 +561,8 @@ impl Writer<'_> {
         }
     }
 
-    fn port(&mut self, u: &UriRef<'_>) {
+    fn port(&mut self, u: &RawRef<'_>) {
         let Some(port) = u.port() else { return };
-        let port = port.as_bytes();
         if port.is_empty() && self.f.has(Flag::RemoveEmptyPort) {
             return;
         }
@@ -568,10 +577,10 @@ impl Writer<'_> {
         self.out.extend_from_slice(port);
     }
 
-    fn path(&mut self, u: &UriRef<'_>) {
+    fn path(&mut self, u: &RawRef<'_>) {
         let f = self.f;
         let start = self.out.len();
-        self.pct(u.path().as_bytes());
+        self.pct(u.path());
         let authority = u.has_authority();
         let crawl_path = authority && !u.is_relative();
         if crawl_path && f.has(Flag::StripSessionIds) {

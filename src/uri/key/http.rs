@@ -1,0 +1,665 @@
+//! The fast tier of [`uri_key`](super::Canonicalizer::uri_key): one pass
+//! over a `scheme://[userinfo@]host[:port]/path?query#frag` line of a web
+//! scheme (`http`, `https`, `ws`, `wss`, `ftp`) that checks it and applies
+//! the normalization rules straight from its bytes.
+//!
+//! Most crawl URLs are already canonical; many others are another spelling
+//! of one (`HTTP://Example.COM:80/%7euser`). The general path parses into
+//! offsets, then the [`Normalizer`](crate::uri::normalize::Normalizer)
+//! walks every component again and writes a copy. This writer reads each
+//! byte once, eight at a time where it can, and writes nothing until the
+//! first change: a canonical line is its own key, and a changed one is
+//! written from its unchanged runs and the edits ([`Lazy`]).
+//!
+//! It hands anything it does not cover to the general path (`None`):
+//! another scheme, an IPvFuture literal, an empty host, a host byte
+//! outside `ALPHA DIGIT - . _ ~`, any invalid byte or escape, and, under
+//! the crawl host rules, a reg-name host they might rewrite. It is on only
+//! for flag sets within `FAST_SAFE`; the tests check that it writes exactly
+//! what the general path writes.
+
+use super::scan::{
+    hex, skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
+};
+use crate::uri::host;
+use crate::uri::normalize::{write_ipv6, Flag, Flags};
+use crate::uri::scheme;
+use crate::uri::table::{self, HEX_UPPER};
+
+/// The flags of one canonicalizer, read once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct HttpWriter {
+    enabled: bool,
+    lowercase_scheme: bool,
+    lowercase_host: bool,
+    upper: bool,
+    decode: bool,
+    dot_segments: bool,
+    empty_port: bool,
+    default_port: bool,
+    empty_path_slash: bool,
+    remove_fragment: bool,
+    remove_empty_query: bool,
+    ipv6_canonical: bool,
+    /// `ipv4-canonical`, `idna` or `remove-trailing-host-dot` is on: hosts
+    /// those rules could rewrite go to the general path.
+    host_rules: bool,
+}
+
+impl HttpWriter {
+    /// The writer for `flags`; `enabled` says whether the flags allow it.
+    pub(super) fn new(flags: Flags, enabled: bool) -> Self {
+        Self {
+            enabled,
+            lowercase_scheme: flags.has(Flag::LowercaseScheme),
+            lowercase_host: flags.has(Flag::LowercaseHost),
+            upper: flags.has(Flag::UppercaseEscapes),
+            decode: flags.has(Flag::DecodeUnreserved),
+            dot_segments: flags.has(Flag::RemoveDotSegments),
+            empty_port: flags.has(Flag::RemoveEmptyPort),
+            default_port: flags.has(Flag::RemoveDefaultPort),
+            empty_path_slash: flags.has(Flag::EmptyPathSlash),
+            remove_fragment: flags.has(Flag::RemoveFragment),
+            remove_empty_query: flags.has(Flag::RemoveEmptyQuery),
+            ipv6_canonical: flags.has(Flag::Ipv6Canonical),
+            host_rules: flags.has(Flag::Ipv4Canonical)
+                || flags.has(Flag::Idna)
+                || flags.has(Flag::RemoveTrailingHostDot),
+        }
+    }
+
+    /// Is the writer on?
+    #[inline(always)]
+    pub(super) fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The key of `s`: a prefix of `s` (nothing to rewrite but a dropped
+    /// fragment) or the bytes written to `out`. `None`: `s` is not a line
+    /// this writer covers (it may still be valid).
+    ///
+    /// The line is scanned once; while it needs no change nothing is
+    /// written, and positions in `out` equal positions in `s`. The first
+    /// change copies the clean prefix to `out` (see [`Lazy`]).
+    #[inline]
+    pub(super) fn key(&self, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+        if s.len() >= u32::MAX as usize {
+            return None; // the parser's TooLong error
+        }
+        let head = u64::from_le_bytes(*s.first_chunk::<8>()?);
+        let (scheme, default_port, lower) = scheme_of(head)?;
+        let n = scheme.len();
+        let mut w = Lazy {
+            s,
+            out,
+            from: 0,
+            dirty: false,
+        };
+        if self.lowercase_scheme && !lower {
+            w.edit(0, n, scheme);
+        }
+
+        // Authority. Userinfo is rare: it is looked for only when the
+        // authority read as host and port does not end where it should.
+        let mark = w.mark();
+        let mut i = match self.host_port(&mut w, n + 3, default_port) {
+            Some(i) => i,
+            None => {
+                w.reset(mark);
+                let at = self.userinfo(&mut w, n + 3)?;
+                self.host_port(&mut w, at + 1, default_port)?
+            }
+        };
+
+        // Path: path-abempty. `out_path` is where it starts in the key.
+        let path_start = i;
+        w.flush(path_start);
+        let out_path = if w.dirty { w.out.len() } else { path_start };
+        // Where the first dot segment may start in the key: the segments
+        // before it are already in place.
+        let mut first_dot = None;
+        loop {
+            i = skip::<F_PATH_PLAIN>(s, i);
+            match s.get(i) {
+                Some(b'.') => {
+                    // s[i - 1] is in the path: it starts with '/'.
+                    if first_dot.is_none()
+                        && s[i - 1] == b'/'
+                        && (segment_ends(s, i + 1)
+                            || (s.get(i + 1) == Some(&b'.') && segment_ends(s, i + 2)))
+                    {
+                        first_dot = Some(w.key_len(i - 1));
+                    }
+                    i += 1;
+                }
+                Some(b'%') => loop {
+                    // A decoded '.' may complete a dot segment that starts
+                    // anywhere before it. Escapes often come in runs
+                    // (UTF-8): no scan between them.
+                    if self.escape(&mut w, i, true)? == b'.' {
+                        first_dot = Some(out_path);
+                    }
+                    i += 3;
+                    if s.get(i) != Some(&b'%') {
+                        break;
+                    }
+                },
+                _ => break,
+            }
+        }
+        if !matches!(s.get(i), None | Some(b'?' | b'#')) {
+            return None;
+        }
+        if let Some(from) = first_dot.filter(|_| self.dot_segments) {
+            // Literal dot segments were found exactly; a decoded '.' may
+            // make one, which the removal finds itself.
+            let out = w.written_to(i);
+            remove_dot_segments_in_place(out, out_path, from);
+            if self.empty_path_slash && out.len() == out_path {
+                out.push(b'/');
+            }
+        } else if self.empty_path_slash && i == path_start {
+            w.edit(i, i, b"/");
+        }
+
+        // Query.
+        if s.get(i) == Some(&b'?') {
+            let question = i;
+            i = self.escaped(&mut w, i + 1, true)?;
+            if self.remove_empty_query && i == question + 1 {
+                w.edit(question, i, b"");
+            }
+        }
+
+        // Fragment: checked even when it is dropped.
+        let mut end = s.len();
+        if s.get(i) == Some(&b'#') {
+            let hash = i;
+            i = self.escaped(&mut w, i + 1, !self.remove_fragment)?;
+            if self.remove_fragment {
+                end = hash;
+            }
+        }
+        if i != s.len() {
+            return None;
+        }
+        if !w.dirty {
+            return Some(Written::Prefix(end));
+        }
+        w.flush(end);
+        Some(Written::Out)
+    }
+
+    /// Reads `host[:port]` from `s[start]` and applies the host and port
+    /// rules; returns where the authority ends, which must be the end or a
+    /// `/`, `?` or `#` (`None` otherwise, or for a host this writer leaves
+    /// to the general path).
+    #[inline(always)]
+    fn host_port(&self, w: &mut Lazy<'_>, start: usize, default_port: u16) -> Option<usize> {
+        let s = w.s;
+        // A run of lower-case host bytes needs no change; anything else is
+        // rewritten by `host` (or `ip_literal`).
+        let mut i = skip::<F_HOST>(s, start);
+        match s.get(i) {
+            Some(b'A'..=b'Z' | b'%') => {
+                i = self.host(s, start, w.written_to(start))?;
+                w.from = i;
+            }
+            Some(b'[') if i == start => i = self.ip_literal(w, start)?,
+            _ => self.check_host(&s[start..i], false)?,
+        }
+
+        // Port: `*DIGIT` (§3.2.3).
+        if s.get(i) == Some(&b':') {
+            let colon = i;
+            i += 1;
+            while s.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            let port = &s[colon + 1..i];
+            let drop = if port.is_empty() {
+                self.empty_port
+            } else {
+                self.default_port && scheme::is_port(port, default_port)
+            };
+            if drop {
+                w.edit(colon, i, b"");
+            }
+        }
+        matches!(s.get(i), None | Some(b'/' | b'?' | b'#')).then_some(i)
+    }
+
+    /// Reads `userinfo "@"` from `s[start]` (escape rules only, no case
+    /// change); returns the index of the `@`.
+    #[inline(never)]
+    fn userinfo(&self, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+        let mut i = start;
+        loop {
+            i = skip::<F_USERINFO>(w.s, i);
+            if w.s.get(i) != Some(&b'%') {
+                break;
+            }
+            self.escape(w, i, true)?;
+            i += 3;
+        }
+        (w.s.get(i) == Some(&b'@')).then_some(i)
+    }
+
+    /// Reads an IPv6 literal `[...]` from `s[start]`; returns where it
+    /// ends. An IPvFuture literal is the general path's.
+    #[inline(never)]
+    fn ip_literal(&self, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+        let s = w.s;
+        let close = start + s.get(start..)?.iter().position(|&b| b == b']')?;
+        let inner = s.get(start + 1..close)?;
+        if matches!(inner.first(), Some(b'v' | b'V')) {
+            return None;
+        }
+        let pieces = host::parse_ipv6(inner).ok()?;
+        let end = close + 1;
+        if self.ipv6_canonical {
+            let out = w.written_to(start);
+            out.push(b'[');
+            write_ipv6(&pieces, out);
+            out.push(b']');
+            w.from = end;
+        } else if self.lowercase_host && inner.iter().any(u8::is_ascii_uppercase) {
+            let out = w.written_to(start);
+            let at = out.len();
+            out.extend_from_slice(&s[start..end]);
+            out[at..].make_ascii_lowercase();
+            w.from = end;
+        }
+        Some(end)
+    }
+
+    /// Checks a host written as it stays against the crawl host rules
+    /// (when they are on): `idna` reads escapes, `ipv4-canonical` reads
+    /// number-like hosts, whose last label starts with a digit, and
+    /// `remove-trailing-host-dot` reads the last byte. An empty host is the
+    /// general path's.
+    #[inline(always)]
+    fn check_host(&self, host: &[u8], kept_escape: bool) -> Option<()> {
+        let &last = host.last()?;
+        if self.host_rules {
+            let label = host.iter().rposition(|&b| b == b'.').map_or(0, |p| p + 1);
+            if kept_escape || last == b'.' || host.get(label).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// Handles the escape at `s[i]` (checked): rewrites it when the escape
+    /// rules change it and `write` is set. Returns the octet it encodes.
+    #[inline(always)]
+    fn escape(&self, w: &mut Lazy<'_>, i: usize, write: bool) -> Option<u8> {
+        let (&h, &l) = (w.s.get(i + 1)?, w.s.get(i + 2)?);
+        let (hv, lv) = (hex(h), hex(l));
+        if (hv | lv) & 16 != 0 {
+            return None; // not two hex digits
+        }
+        let byte = (hv & 15) << 4 | (lv & 15);
+        if !write {
+            return Some(byte);
+        }
+        if self.decode && table::is_unreserved(byte) {
+            w.edit(i, i + 3, &[byte]);
+        } else if self.upper && (hv | lv) & LOWER_HEX != 0 {
+            w.edit(
+                i,
+                i + 3,
+                &[
+                    b'%',
+                    HEX_UPPER[usize::from(byte >> 4)],
+                    HEX_UPPER[usize::from(byte & 0xf)],
+                ],
+            );
+        }
+        Some(byte)
+    }
+
+    /// Scans a query or fragment from `s[i]`: returns the index of the first
+    /// byte that is neither a query byte nor an escape (or the end).
+    #[inline(always)]
+    fn escaped(&self, w: &mut Lazy<'_>, mut i: usize, write: bool) -> Option<usize> {
+        loop {
+            i = skip::<F_QUERY_PLAIN>(w.s, i);
+            if w.s.get(i) != Some(&b'%') {
+                return Some(i);
+            }
+            // Escapes often come in runs (UTF-8): no scan between them.
+            while w.s.get(i) == Some(&b'%') {
+                self.escape(w, i, write)?;
+                i += 3;
+            }
+        }
+    }
+
+    /// Writes the host that starts at `s[i]`; returns where it ends.
+    #[inline(always)]
+    fn host(&self, s: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize> {
+        let start = out.len();
+        let mut kept_escape = false;
+        loop {
+            let j = skip::<F_HOST_ANY>(s, i);
+            let run = out.len();
+            out.extend_from_slice(&s[i..j]);
+            if self.lowercase_host {
+                out[run..].make_ascii_lowercase();
+            }
+            i = j;
+            if s.get(i) != Some(&b'%') {
+                break;
+            }
+            let (h, l, byte) = escape_at(s, i)?;
+            if self.decode && table::is_unreserved(byte) {
+                out.push(if self.lowercase_host {
+                    byte.to_ascii_lowercase()
+                } else {
+                    byte
+                });
+            } else {
+                kept_escape = true;
+                self.push_escape(h, l, byte, out);
+            }
+            i += 3;
+        }
+        self.check_host(&out[start..], kept_escape)?;
+        Some(i)
+    }
+
+    /// Writes an escape that stays encoded.
+    #[inline(always)]
+    fn push_escape(&self, h: u8, l: u8, byte: u8, out: &mut Vec<u8>) {
+        if self.upper {
+            out.extend_from_slice(&[
+                b'%',
+                HEX_UPPER[usize::from(byte >> 4)],
+                HEX_UPPER[usize::from(byte & 0xf)],
+            ]);
+        } else {
+            out.extend_from_slice(&[b'%', h, l]);
+        }
+    }
+}
+
+/// The scheme at the start of a line whose first eight bytes are `head`
+/// (little-endian), if it is `http`, `https`, `ws`, `wss` or `ftp` (in any
+/// case) followed by `://`: its lower-case name, default port, and whether
+/// it is written in lower case.
+#[inline(always)]
+fn scheme_of(head: u64) -> Option<(&'static [u8], u16, bool)> {
+    const SCHEMES: [WebScheme; 5] = [
+        WebScheme::new(b"http", 80),
+        WebScheme::new(b"https", 443),
+        WebScheme::new(b"ftp", 21),
+        WebScheme::new(b"ws", 80),
+        WebScheme::new(b"wss", 443),
+    ];
+    SCHEMES.iter().find_map(|w| {
+        ((head | w.fold) & w.mask == w.word).then_some((w.name, w.port, head & w.mask == w.word))
+    })
+}
+
+/// A scheme `scheme_of` knows, as a pattern over a line's first word.
+struct WebScheme {
+    name: &'static [u8],
+    port: u16,
+    /// `name` + "://", little-endian.
+    word: u64,
+    /// The bytes of `word`.
+    mask: u64,
+    /// The case bit of the letters of `name`.
+    fold: u64,
+}
+
+impl WebScheme {
+    const fn new(name: &'static [u8], port: u16) -> Self {
+        let mut word = [0u8; 8];
+        let mut i = 0;
+        while i < name.len() {
+            word[i] = name[i];
+            i += 1;
+        }
+        word[i] = b':';
+        word[i + 1] = b'/';
+        word[i + 2] = b'/';
+        Self {
+            name,
+            port,
+            word: u64::from_le_bytes(word),
+            mask: u64::MAX >> (64 - 8 * (name.len() + 3)),
+            fold: 0x2020_2020_2020_2020 >> (64 - 8 * name.len()),
+        }
+    }
+}
+
+/// What [`HttpWriter::key`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Written {
+    /// The key is `s[..len]`.
+    Prefix(usize),
+    /// The key is in `out`.
+    Out,
+}
+
+/// Copy-on-change output: the key is `out` followed by `s[from..]`. While
+/// `dirty` is false, `out` is not used at all and `from` is 0: the key so
+/// far is a prefix of `s`, so a position in the key is the same position in
+/// `s`. The first edit copies that prefix to `out`.
+struct Lazy<'a> {
+    s: &'a [u8],
+    out: &'a mut Vec<u8>,
+    from: usize,
+    dirty: bool,
+}
+
+impl Lazy<'_> {
+    /// Replaces `s[at..resume]` (with `from <= at <= resume`) by `with`.
+    #[inline(always)]
+    fn edit(&mut self, at: usize, resume: usize, with: &[u8]) {
+        if !self.dirty {
+            self.dirty = true;
+            self.out.clear();
+        }
+        self.out.extend_from_slice(&self.s[self.from..at]);
+        self.out.extend_from_slice(with);
+        self.from = resume;
+    }
+
+    /// `out`, holding the key of `s[..to]` (written out if it was not).
+    #[inline(always)]
+    fn written_to(&mut self, to: usize) -> &mut Vec<u8> {
+        self.edit(to, to, b"");
+        self.out
+    }
+
+    /// The state to go back to with [`reset`](Self::reset).
+    #[inline(always)]
+    fn mark(&self) -> (bool, usize, usize) {
+        (self.dirty, self.out.len(), self.from)
+    }
+
+    /// Forgets everything written since `mark`.
+    #[inline(always)]
+    fn reset(&mut self, (dirty, len, from): (bool, usize, usize)) {
+        self.dirty = dirty;
+        self.out.truncate(len);
+        self.from = from;
+    }
+
+    /// The length of the key of `s[..at]`. Needs `from <= at`: no edit
+    /// has consumed `s[at]` yet.
+    #[inline(always)]
+    fn key_len(&self, at: usize) -> usize {
+        if self.dirty {
+            self.out.len() + (at - self.from)
+        } else {
+            at
+        }
+    }
+
+    /// Copies `s[from..to]` to `out` once the key is being written.
+    #[inline(always)]
+    fn flush(&mut self, to: usize) {
+        if self.dirty {
+            self.out.extend_from_slice(&self.s[self.from..to]);
+            self.from = to;
+        }
+    }
+}
+
+/// `remove_dot_segments` (RFC 3986 §5.2.4) of the path at `out[start..]`,
+/// which is empty or starts with `/`, in place; `out[from]` is the `/`
+/// before the first segment that may be a dot segment (or `from` is
+/// `start`).
+///
+/// For such a path the five rules of the RFC amount to a stack of
+/// segments: a `.` segment is dropped, a `..` segment drops the segment
+/// before it (if any), and either one leaves a trailing `/` when it is the
+/// last. The result is never longer than the path, so it is written over
+/// it, segment by segment. The tests compare it with
+/// [`remove_dot_segments`](crate::uri::normalize::remove_dot_segments) on
+/// every short path.
+fn remove_dot_segments_in_place(out: &mut Vec<u8>, start: usize, from: usize) {
+    let end = out.len();
+    // Segments before `from` (a '/' in the path, or its start) are plain:
+    // they stay where they are.
+    let from = from.clamp(start, end);
+    let mut r = from; // at the '/' before the next segment
+    let mut w = from; // end of the output path
+    while r < end {
+        let mut seg_end = r + 1;
+        while seg_end < end && out[seg_end] != b'/' {
+            seg_end += 1;
+        }
+        // out[r + 1..seg_end] is the segment.
+        let dot = |k: usize| out[r + k] == b'.';
+        let (single, double) = match seg_end - r - 1 {
+            1 => (dot(1), false),
+            2 => (false, dot(1) && dot(2)),
+            _ => (false, false),
+        };
+        if single || double {
+            if double {
+                // Drop the last output segment and its '/'.
+                while w > start {
+                    w -= 1;
+                    if out[w] == b'/' {
+                        break;
+                    }
+                }
+            }
+            if seg_end == end {
+                out[w] = b'/';
+                w += 1;
+            }
+        } else {
+            if w != r {
+                out.copy_within(r..seg_end, w);
+            }
+            w += seg_end - r;
+        }
+        r = seg_end;
+    }
+    out.truncate(w);
+}
+
+/// Does a path segment end at `j` (end, `/`, `?` or `#`)?
+#[inline(always)]
+fn segment_ends(s: &[u8], j: usize) -> bool {
+    !matches!(s.get(j), Some(b) if !matches!(b, b'/' | b'?' | b'#'))
+}
+
+/// The two hex digits at `s[i + 1]`, `s[i + 2]` (`s[i]` is `%`) and the
+/// octet they encode.
+#[inline(always)]
+fn escape_at(s: &[u8], i: usize) -> Option<(u8, u8, u8)> {
+    let (&h, &l) = (s.get(i + 1)?, s.get(i + 2)?);
+    let (hv, lv) = (hex(h), hex(l));
+    ((hv | lv) & 16 == 0).then_some((h, l, (hv & 15) << 4 | (lv & 15)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::scan::class;
+    use super::*;
+
+    fn is(b: u8, c: u8) -> bool {
+        class(b) & c != 0
+    }
+
+    #[test]
+    fn dot_segments_in_place_match_the_rfc_algorithm() {
+        // Every path of up to nine bytes over "/", ".", "a" that starts
+        // with "/", and the empty path.
+        let mut paths = vec![Vec::new()];
+        let mut frontier = vec![b"/".to_vec()];
+        for _ in 0..9 {
+            let mut next = Vec::new();
+            for p in &frontier {
+                for b in [b'/', b'.', b'a'] {
+                    let mut q = p.clone();
+                    q.push(b);
+                    next.push(q);
+                }
+            }
+            paths.append(&mut frontier);
+            frontier = next;
+        }
+        paths.append(&mut frontier);
+        assert!(paths.len() > 9000);
+        for path in paths {
+            let mut want = b"http://h".to_vec();
+            crate::uri::normalize::remove_dot_segments(&path, &mut want);
+            let mut got = b"http://h".to_vec();
+            got.extend_from_slice(&path);
+            remove_dot_segments_in_place(&mut got, 8, 8);
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
+            // Starting at the '/' before the first dot segment.
+            let first = path
+                .windows(2)
+                .position(|w| w == b"/.")
+                .map_or(path.len(), |p| p);
+            let mut got = b"http://h".to_vec();
+            got.extend_from_slice(&path);
+            remove_dot_segments_in_place(&mut got, 8, 8 + first);
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
+        }
+    }
+
+    #[test]
+    fn hex_table_matches_hex_value() {
+        for b in 0..=255u8 {
+            let h = hex(b);
+            match table::hex_value(b) {
+                Some(v) => {
+                    assert_eq!(h & 15, v, "{b:#x}");
+                    assert_eq!(h & 16, 0, "{b:#x}");
+                    assert_eq!(h & LOWER_HEX != 0, b.is_ascii_lowercase(), "{b:#x}");
+                }
+                None => assert_ne!(h & 16, 0, "{b:#x}"),
+            }
+        }
+    }
+
+    #[test]
+    fn classes_match_the_rfc_tables() {
+        for b in 0..=255u8 {
+            assert_eq!(is(b, F_HOST_ANY), table::is_unreserved(b), "{b:#x}");
+            assert_eq!(
+                is(b, F_HOST),
+                table::is_unreserved(b) && !b.is_ascii_uppercase(),
+                "{b:#x}"
+            );
+            assert_eq!(
+                is(b, F_PATH_PLAIN),
+                (table::is(b, table::PCHAR) || b == b'/') && b != b'.',
+                "{b:#x}"
+            );
+            assert_eq!(is(b, F_QUERY_PLAIN), table::is(b, table::QUERY), "{b:#x}");
+            assert_eq!(is(b, F_USERINFO), table::is(b, table::USERINFO), "{b:#x}");
+        }
+    }
+}
