@@ -1,7 +1,9 @@
 //! The fast tier of [`uri_key`](super::Canonicalizer::uri_key): one pass
-//! over a `scheme://[userinfo@]host[:port]/path?query#frag` line of a web
-//! scheme (`http`, `https`, `ws`, `wss`, `ftp`) that checks it and applies
-//! the normalization rules straight from its bytes.
+//! over a `scheme://[userinfo@]host[:port]/path?query#frag` line that
+//! checks it and applies the normalization rules straight from its bytes.
+//! The web schemes (`http`, `https`, `ws`, `wss`, `ftp`) are matched as one
+//! word; any other scheme followed by `://` gets the rules of the scheme
+//! table (or none).
 //!
 //! Most crawl URLs are already canonical; many others are another spelling
 //! of one (`HTTP://Example.COM:80/%7euser`). The general path parses into
@@ -11,12 +13,12 @@
 //! first change: a canonical line is its own key, and a changed one is
 //! written from its unchanged runs and the edits ([`Lazy`]).
 //!
-//! It hands anything it does not cover to the general path (`None`):
-//! another scheme, an IPvFuture literal, an empty host, a host byte
-//! outside `ALPHA DIGIT - . _ ~`, any invalid byte or escape, and, under
-//! the crawl host rules, a reg-name host they might rewrite. It is on only
-//! for flag sets within `FAST_SAFE`; the tests check that it writes exactly
-//! what the general path writes.
+//! It hands anything it does not cover to the general path (`None`): a
+//! reference without `://` (relative, `urn:`, `mailto:`...), an IPvFuture
+//! literal, a host byte outside `ALPHA DIGIT - . _ ~`, any invalid byte or
+//! escape, and, under the crawl host rules, a reg-name host they might
+//! rewrite. It is on only for flag sets within `FAST_SAFE`; the tests check
+//! that it writes exactly what the general path writes.
 
 use super::scan::{
     hex, skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
@@ -81,23 +83,30 @@ impl HttpWriter {
     /// The line is scanned once; while it needs no change nothing is
     /// written, and positions in `out` equal positions in `s`. The first
     /// change copies the clean prefix to `out` (see [`Lazy`]).
-    #[inline]
+    #[inline(always)]
     pub(super) fn key(&self, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
         if s.len() >= u32::MAX as usize {
             return None; // the parser's TooLong error
         }
-        let head = u64::from_le_bytes(*s.first_chunk::<8>()?);
-        let (scheme, default_port, lower) = scheme_of(head)?;
-        let n = scheme.len();
         let mut w = Lazy {
             s,
             out,
             from: 0,
             dirty: false,
         };
-        if self.lowercase_scheme && !lower {
-            w.edit(0, n, scheme);
-        }
+        let web = s
+            .first_chunk::<8>()
+            .and_then(|head| scheme_of(u64::from_le_bytes(*head)));
+        let (n, default_port, slash_path) = match web {
+            Some((name, port, lower)) => {
+                if self.lowercase_scheme && !lower {
+                    w.edit(0, name.len(), name);
+                }
+                (name.len(), Some(port), true)
+            }
+            None => self.other_scheme(&mut w)?,
+        };
+        let empty_path_slash = self.empty_path_slash && slash_path;
 
         // Authority. Userinfo is rare: it is looked for only when the
         // authority read as host and port does not end where it should.
@@ -155,10 +164,10 @@ impl HttpWriter {
             // make one, which the removal finds itself.
             let out = w.written_to(i);
             remove_dot_segments_in_place(out, out_path, from);
-            if self.empty_path_slash && out.len() == out_path {
+            if empty_path_slash && out.len() == out_path {
                 out.push(b'/');
             }
-        } else if self.empty_path_slash && i == path_start {
+        } else if empty_path_slash && i == path_start {
             w.edit(i, i, b"/");
         }
 
@@ -190,12 +199,47 @@ impl HttpWriter {
         Some(Written::Out)
     }
 
+    /// Reads a scheme other than the ones [`scheme_of`] matches, followed
+    /// by `://`: returns its length, default port and whether an empty path
+    /// is `/` for it.
+    #[inline(never)]
+    fn other_scheme(&self, w: &mut Lazy<'_>) -> Option<(usize, Option<u16>, bool)> {
+        let s = w.s;
+        if !s.first()?.is_ascii_alphabetic() {
+            return None;
+        }
+        let n = s
+            .iter()
+            .position(|&b| !table::is(b, table::SCHEME_CHAR))
+            .unwrap_or(s.len());
+        if s.get(n..n + 3) != Some(b"://") {
+            return None;
+        }
+        if self.lowercase_scheme && s[..n].iter().any(u8::is_ascii_uppercase) {
+            let out = w.written_to(0);
+            out.extend_from_slice(&s[..n]);
+            out.make_ascii_lowercase();
+            w.from = n;
+        }
+        let info = scheme::lookup(&s[..n]);
+        Some((
+            n,
+            info.and_then(|i| i.default_port),
+            info.is_some_and(|i| i.empty_path_is_slash),
+        ))
+    }
+
     /// Reads `host[:port]` from `s[start]` and applies the host and port
     /// rules; returns where the authority ends, which must be the end or a
     /// `/`, `?` or `#` (`None` otherwise, or for a host this writer leaves
     /// to the general path).
     #[inline(always)]
-    fn host_port(&self, w: &mut Lazy<'_>, start: usize, default_port: u16) -> Option<usize> {
+    fn host_port(
+        &self,
+        w: &mut Lazy<'_>,
+        start: usize,
+        default_port: Option<u16>,
+    ) -> Option<usize> {
         let s = w.s;
         // A run of lower-case host bytes needs no change; anything else is
         // rewritten by `host` (or `ip_literal`).
@@ -220,7 +264,7 @@ impl HttpWriter {
             let drop = if port.is_empty() {
                 self.empty_port
             } else {
-                self.default_port && scheme::is_port(port, default_port)
+                self.default_port && default_port.is_some_and(|d| scheme::is_port(port, d))
             };
             if drop {
                 w.edit(colon, i, b"");
@@ -276,11 +320,13 @@ impl HttpWriter {
     /// Checks a host written as it stays against the crawl host rules
     /// (when they are on): `idna` reads escapes, `ipv4-canonical` reads
     /// number-like hosts, whose last label starts with a digit, and
-    /// `remove-trailing-host-dot` reads the last byte. An empty host is the
-    /// general path's.
+    /// `remove-trailing-host-dot` reads the last byte. None of them
+    /// changes an empty host.
     #[inline(always)]
     fn check_host(&self, host: &[u8], kept_escape: bool) -> Option<()> {
-        let &last = host.last()?;
+        let Some(&last) = host.last() else {
+            return Some(());
+        };
         if self.host_rules {
             let label = host.iter().rposition(|&b| b == b'.').map_or(0, |p| p + 1);
             if kept_escape || last == b'.' || host.get(label).is_some_and(u8::is_ascii_digit) {

@@ -4,10 +4,10 @@
 //! has two tiers:
 //!
 //! 1. A one-pass writer for the common `http(s)://host[:port]/path?query#frag`
-//!    shape (the `http` module; also `ws`, `wss`, `ftp`, userinfo and IPv6
-//!    hosts) checks the line and applies the rules (lower-case scheme and
-//!    host, port, escape and dot-segment rules, empty path) straight from
-//!    the bytes. Most crawl URLs are already
+//!    shape (the `http` module; also other schemes with `://`, userinfo
+//!    and IPv6 hosts) checks the line and applies the rules (lower-case
+//!    scheme and host, port, escape and dot-segment rules, empty path)
+//!    straight from the bytes. Most crawl URLs are already
 //!    canonical: then nothing is written and the input itself is the key
 //!    (borrowed, no copy, no parse). Otherwise the key is written, copying
 //!    the unchanged runs of the line.
@@ -70,7 +70,7 @@ pub struct KeyScratch {
     lenient: LenientScratch,
 }
 
-/// Flags the one-pass writer of web-scheme lines applies (it writes what the
+/// Flags the one-pass writer of `scheme://` lines applies (it writes what the
 /// [`Normalizer`] writes). The opt-in crawl flags are not among them.
 const FAST_SAFE: Flags = Flags::of(&[
     Flag::LowercaseScheme,
@@ -156,7 +156,7 @@ impl Canonicalizer {
     }
 
     /// The first tier of [`uri_key`](Self::uri_key) alone: the key when the
-    /// one-pass writer of web-scheme lines covers `input`, for tests that check it
+    /// one-pass writer of `scheme://` lines covers `input`, for tests that check it
     /// against [`uri_key_slow`](Self::uri_key_slow).
     #[doc(hidden)]
     pub fn uri_key_http<'a>(
