@@ -19,6 +19,7 @@
 //! keeps, for every output byte, the offset of the input byte it came from,
 //! so that errors point into the original line.
 
+use super::pct;
 use super::table::{self, HEXDIG};
 
 /// Reusable buffers for [`map`].
@@ -164,11 +165,7 @@ pub fn map(input: &[u8], scratch: &mut LenientScratch) -> bool {
         let b = clean[i];
         let o = clean_origin[i];
         if layout.must_encode(clean, i) {
-            out.extend_from_slice(&[
-                b'%',
-                table::HEX_UPPER[usize::from(b >> 4)],
-                table::HEX_UPPER[usize::from(b & 15)],
-            ]);
+            pct::push_encoded(b, out);
             origin.extend_from_slice(&[o, o, o]);
         } else {
             out.push(b);

@@ -64,14 +64,20 @@ pub fn decode(s: &[u8]) -> Result<Vec<u8>, DecodeError> {
     Ok(out)
 }
 
-/// Appends `%XX` (upper-case hex) for `b`.
+/// The escape `%XX` (upper-case hex, §2.1) of `b`.
 #[inline]
-pub fn push_encoded(b: u8, out: &mut Vec<u8>) {
-    out.extend_from_slice(&[
+pub const fn encoded(b: u8) -> [u8; 3] {
+    [
         b'%',
         HEX_UPPER[(b >> 4) as usize],
         HEX_UPPER[(b & 15) as usize],
-    ]);
+    ]
+}
+
+/// Appends `%XX` (upper-case hex) for `b`.
+#[inline]
+pub fn push_encoded(b: u8, out: &mut Vec<u8>) {
+    out.extend_from_slice(&encoded(b));
 }
 
 /// Appends `s` to `out`, percent-encoding every byte that is not in the

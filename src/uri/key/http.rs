@@ -25,8 +25,9 @@ use super::scan::{
 };
 use crate::uri::host;
 use crate::uri::normalize::{write_ipv6, Flag, Flags};
+use crate::uri::pct;
 use crate::uri::scheme;
-use crate::uri::table::{self, HEX_UPPER};
+use crate::uri::table;
 
 /// The flags of one canonicalizer, read once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -352,15 +353,7 @@ impl HttpWriter {
         if self.decode && table::is_unreserved(byte) {
             w.edit(i, i + 3, &[byte]);
         } else if self.upper && (hv | lv) & LOWER_HEX != 0 {
-            w.edit(
-                i,
-                i + 3,
-                &[
-                    b'%',
-                    HEX_UPPER[usize::from(byte >> 4)],
-                    HEX_UPPER[usize::from(byte & 0xf)],
-                ],
-            );
+            w.edit(i, i + 3, &pct::encoded(byte));
         }
         Some(byte)
     }
@@ -419,11 +412,7 @@ impl HttpWriter {
     #[inline(always)]
     fn push_escape(&self, h: u8, l: u8, byte: u8, out: &mut Vec<u8>) {
         if self.upper {
-            out.extend_from_slice(&[
-                b'%',
-                HEX_UPPER[usize::from(byte >> 4)],
-                HEX_UPPER[usize::from(byte & 0xf)],
-            ]);
+            pct::push_encoded(byte, out);
         } else {
             out.extend_from_slice(&[b'%', h, l]);
         }
