@@ -1077,14 +1077,18 @@ mod http_tier {
         c.uri_key_http(input, &mut scratch).map(<[u8]>::to_vec)
     }
 
-    /// Every path agrees on `input`: the fast tier (when it covers the line),
-    /// the full `uri_key` and the general path.
+    /// Every path agrees on `input`: the fast tier (when it covers the line)
+    /// with the CPU's scanner and with the portable one, the full `uri_key`
+    /// and the general path.
     fn check_all_paths(c: &Canonicalizer, input: &[u8]) -> Result<(), TestCaseError> {
         let slow = slow_key(c, input);
         prop_assert_eq!(&key(c, input), &slow, "{:?}", s(input));
-        if let Some(k) = http_key(c, input) {
+        let fast = http_key(c, input);
+        if let Some(k) = fast.clone() {
             prop_assert_eq!(Ok(k), slow, "{:?}", s(input));
         }
+        let portable = c.clone().with_portable_scan();
+        prop_assert_eq!(http_key(&portable, input), fast, "{:?}", s(input));
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! Fuzz target `normalize`: for any line and any flag set, keying never
-//! panics, the fast path agrees with the slow path, lenient reading agrees
+//! panics, the fast path agrees with the slow path (with the CPU's scanner
+//! and with the portable one), lenient reading agrees
 //! with strict reading on every line strict reading accepts, a key parses
 //! again and is its own key (idempotence), and the SURT of a key reads back
 //! to the key (injectivity).
@@ -36,6 +37,12 @@ fuzz_target!(|data: &[u8]| {
     let fast = strict.uri_key(line, &mut s1).map(<[u8]>::to_vec);
     let slow = strict.uri_key_slow(line, &mut s2).map(<[u8]>::to_vec);
     assert_eq!(fast, slow, "fast and slow paths disagree");
+    let portable = strict.clone().with_portable_scan();
+    assert_eq!(
+        portable.uri_key(line, &mut s2).map(<[u8]>::to_vec),
+        fast,
+        "the portable scanner disagrees"
+    );
 
     let lenient_key = lenient.uri_key(line, &mut s1).map(<[u8]>::to_vec);
     assert_eq!(

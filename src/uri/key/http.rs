@@ -21,7 +21,7 @@
 //! that it writes exactly what the general path writes.
 
 use super::scan::{
-    hex, skip, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
+    hex, Scan, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
 };
 use crate::uri::host;
 use crate::uri::normalize::{write_ipv6, Flag, Flags};
@@ -85,7 +85,7 @@ impl HttpWriter {
     /// written, and positions in `out` equal positions in `s`. The first
     /// change copies the clean prefix to `out` (see [`Lazy`]).
     #[inline(always)]
-    pub(super) fn key(&self, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+    pub(super) fn key<S: Scan>(&self, sc: S, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
         if s.len() >= u32::MAX as usize {
             return None; // the parser's TooLong error
         }
@@ -112,12 +112,12 @@ impl HttpWriter {
         // Authority. Userinfo is rare: it is looked for only when the
         // authority read as host and port does not end where it should.
         let mark = w.mark();
-        let mut i = match self.host_port(&mut w, n + 3, default_port) {
+        let mut i = match self.host_port(sc, &mut w, n + 3, default_port) {
             Some(i) => i,
             None => {
                 w.reset(mark);
-                let at = self.userinfo(&mut w, n + 3)?;
-                self.host_port(&mut w, at + 1, default_port)?
+                let at = self.userinfo(sc, &mut w, n + 3)?;
+                self.host_port(sc, &mut w, at + 1, default_port)?
             }
         };
 
@@ -129,7 +129,7 @@ impl HttpWriter {
         // before it are already in place.
         let mut first_dot = None;
         loop {
-            i = skip::<F_PATH_PLAIN>(s, i);
+            i = sc.skip::<F_PATH_PLAIN>(s, i);
             match s.get(i) {
                 Some(b'.') => {
                     // s[i - 1] is in the path: it starts with '/'.
@@ -175,7 +175,7 @@ impl HttpWriter {
         // Query.
         if s.get(i) == Some(&b'?') {
             let question = i;
-            i = self.escaped(&mut w, i + 1, true)?;
+            i = self.escaped(sc, &mut w, i + 1, true)?;
             if self.remove_empty_query && i == question + 1 {
                 w.edit(question, i, b"");
             }
@@ -185,7 +185,7 @@ impl HttpWriter {
         let mut end = s.len();
         if s.get(i) == Some(&b'#') {
             let hash = i;
-            i = self.escaped(&mut w, i + 1, !self.remove_fragment)?;
+            i = self.escaped(sc, &mut w, i + 1, !self.remove_fragment)?;
             if self.remove_fragment {
                 end = hash;
             }
@@ -235,8 +235,9 @@ impl HttpWriter {
     /// `/`, `?` or `#` (`None` otherwise, or for a host this writer leaves
     /// to the general path).
     #[inline(always)]
-    fn host_port(
+    fn host_port<S: Scan>(
         &self,
+        sc: S,
         w: &mut Lazy<'_>,
         start: usize,
         default_port: Option<u16>,
@@ -244,10 +245,10 @@ impl HttpWriter {
         let s = w.s;
         // A run of lower-case host bytes needs no change; anything else is
         // rewritten by `host` (or `ip_literal`).
-        let mut i = skip::<F_HOST>(s, start);
+        let mut i = sc.skip::<F_HOST>(s, start);
         match s.get(i) {
             Some(b'A'..=b'Z' | b'%') => {
-                i = self.host(s, start, w.written_to(start))?;
+                i = self.host(sc, s, start, w.written_to(start))?;
                 w.from = i;
             }
             Some(b'[') if i == start => i = self.ip_literal(w, start)?,
@@ -277,10 +278,10 @@ impl HttpWriter {
     /// Reads `userinfo "@"` from `s[start]` (escape rules only, no case
     /// change); returns the index of the `@`.
     #[inline(never)]
-    fn userinfo(&self, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+    fn userinfo<S: Scan>(&self, sc: S, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
         let mut i = start;
         loop {
-            i = skip::<F_USERINFO>(w.s, i);
+            i = sc.skip::<F_USERINFO>(w.s, i);
             if w.s.get(i) != Some(&b'%') {
                 break;
             }
@@ -361,9 +362,15 @@ impl HttpWriter {
     /// Scans a query or fragment from `s[i]`: returns the index of the first
     /// byte that is neither a query byte nor an escape (or the end).
     #[inline(always)]
-    fn escaped(&self, w: &mut Lazy<'_>, mut i: usize, write: bool) -> Option<usize> {
+    fn escaped<S: Scan>(
+        &self,
+        sc: S,
+        w: &mut Lazy<'_>,
+        mut i: usize,
+        write: bool,
+    ) -> Option<usize> {
         loop {
-            i = skip::<F_QUERY_PLAIN>(w.s, i);
+            i = sc.skip::<F_QUERY_PLAIN>(w.s, i);
             if w.s.get(i) != Some(&b'%') {
                 return Some(i);
             }
@@ -377,11 +384,11 @@ impl HttpWriter {
 
     /// Writes the host that starts at `s[i]`; returns where it ends.
     #[inline(always)]
-    fn host(&self, s: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize> {
+    fn host<S: Scan>(&self, sc: S, s: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize> {
         let start = out.len();
         let mut kept_escape = false;
         loop {
-            let j = skip::<F_HOST_ANY>(s, i);
+            let j = sc.skip::<F_HOST_ANY>(s, i);
             let run = out.len();
             out.extend_from_slice(&s[i..j]);
             if self.lowercase_host {

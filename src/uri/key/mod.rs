@@ -31,6 +31,8 @@
 
 mod http;
 mod scan;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 
 use super::error::ParseError;
 use super::lenient::{self, LenientScratch};
@@ -38,6 +40,7 @@ use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
 use super::surt;
 use super::RawRef;
 use http::{HttpWriter, Written};
+use scan::Scalar;
 
 /// How a canonical key is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -96,6 +99,28 @@ pub struct Canonicalizer {
     lenient: bool,
     http: HttpWriter,
     identity: bool,
+    scanner: Scanner,
+}
+
+/// The run scanner of the fast tier, chosen once for the running CPU. Both
+/// give the same keys; they differ only in speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scanner {
+    /// Eight bytes per step, on any target.
+    Scalar,
+    /// 32 bytes per step (x86_64 CPUs with AVX2).
+    #[cfg(target_arch = "x86_64")]
+    Avx2(simd::Avx2),
+}
+
+impl Scanner {
+    fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = simd::Avx2::detect() {
+            return Scanner::Avx2(t);
+        }
+        Scanner::Scalar
+    }
 }
 
 impl Default for Canonicalizer {
@@ -113,6 +138,25 @@ impl Canonicalizer {
             http: HttpWriter::new(flags, flags.is_subset(FAST_SAFE)),
             normalizer,
             lenient: false,
+            scanner: Scanner::detect(),
+        }
+    }
+
+    /// Use the portable scanner in the fast tier even where the CPU has a
+    /// faster one; the keys are the same (for tests that check both).
+    #[doc(hidden)]
+    pub fn with_portable_scan(mut self) -> Self {
+        self.scanner = Scanner::Scalar;
+        self
+    }
+
+    /// The fast tier's key of `input` (see [`HttpWriter::key`]).
+    #[inline(always)]
+    fn http_key(&self, input: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+        match self.scanner {
+            Scanner::Scalar => self.http.key(Scalar, input, out),
+            #[cfg(target_arch = "x86_64")]
+            Scanner::Avx2(t) => t.key(&self.http, input, out),
         }
     }
 
@@ -146,7 +190,7 @@ impl Canonicalizer {
         scratch: &'a mut KeyScratch,
     ) -> Result<&'a [u8], ParseError> {
         if self.http.enabled() {
-            match self.http.key(input, &mut scratch.out) {
+            match self.http_key(input, &mut scratch.out) {
                 Some(Written::Prefix(len)) => return Ok(input.get(..len).unwrap_or(input)),
                 Some(Written::Out) => return Ok(&scratch.out),
                 None => {}
@@ -167,7 +211,7 @@ impl Canonicalizer {
         if !self.http.enabled() {
             return None;
         }
-        match self.http.key(input, &mut scratch.out)? {
+        match self.http_key(input, &mut scratch.out)? {
             Written::Prefix(len) => input.get(..len),
             Written::Out => Some(&scratch.out),
         }

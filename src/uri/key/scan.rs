@@ -1,5 +1,8 @@
-//! Byte classes and the eight-at-a-time run scanner of the fast tier of
-//! [`uri_key`](super::Canonicalizer::uri_key).
+//! Byte classes and the run scanners of the fast tier of
+//! [`uri_key`](super::Canonicalizer::uri_key): [`Scalar`], eight bytes at a
+//! time on any target, and on x86_64 with AVX2 the 32-at-a-time scanner of
+//! the `simd` module. Both implement [`Scan`], and the fast tier is written
+//! once, generic over it.
 
 use crate::uri::table::{self, PCHAR, QUERY};
 
@@ -41,7 +44,29 @@ const fn fast_table() -> [u8; 256] {
     t
 }
 
-static FAST: [u8; 256] = fast_table();
+/// The class bits of every byte, for tables built at compile time.
+pub(super) const CLASSES: [u8; 256] = fast_table();
+
+/// The class bits of every byte.
+static FAST: [u8; 256] = CLASSES;
+
+/// Finds where a run of bytes of one class ends.
+pub(super) trait Scan: Copy {
+    /// Skips bytes of class `C` (a single class bit) from `i` and returns
+    /// the index of the first byte outside the class (or `s.len()`).
+    fn skip<const C: u8>(self, s: &[u8], i: usize) -> usize;
+}
+
+/// The portable scanner: eight bytes per step, a table lookup per byte.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Scalar;
+
+impl Scan for Scalar {
+    #[inline(always)]
+    fn skip<const C: u8>(self, s: &[u8], i: usize) -> usize {
+        skip::<C>(s, i)
+    }
+}
 
 /// The value of each hex digit; 16 for any other byte. `lower` marks the
 /// digits `a-f` with 32, so that one OR of two entries says both whether
@@ -91,7 +116,7 @@ pub(super) fn class(b: u8) -> u8 {
 /// at every stop). The last partial word is read as the input's last eight
 /// bytes, ignoring the ones already scanned.
 #[inline(always)]
-pub(super) fn skip<const C: u8>(s: &[u8], mut i: usize) -> usize {
+fn skip<const C: u8>(s: &[u8], mut i: usize) -> usize {
     let c = C;
     let n = s.len();
     while let Some(w) = s.get(i..).and_then(<[u8]>::first_chunk::<8>) {
