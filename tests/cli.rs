@@ -104,3 +104,50 @@ fn cli_missing_input_names_the_path() {
         .code(2)
         .stderr(predicate::str::contains("no/such/file.txt"));
 }
+
+/// A line over the 1 MiB limit of the per-line commands: reported as too
+/// long with its line number, given an empty output line, and the run goes
+/// on with the next line; also with `\r\n` endings and a line of exactly
+/// the limit (which is fine).
+#[test]
+fn cli_per_line_commands_bound_line_length() {
+    const LIMIT: usize = 1 << 20;
+    let long = format!("http://h/{}", "a".repeat(LIMIT));
+    let exact = format!("http://h/{}", "b".repeat(LIMIT - 9));
+    let input = format!("{long}\r\nhttp://h/ok\r\n{exact}\n");
+    for cmd in [
+        vec!["parse", "--json"],
+        vec!["normalize"],
+        vec!["normalize", "--on-invalid", "keep"],
+        vec!["resolve", "--base", "http://b/"],
+    ] {
+        let assert = urikey()
+            .args(&cmd)
+            .write_stdin(input.clone())
+            .assert()
+            .success();
+        let output = assert.get_output();
+        let stdout = String::from_utf8(output.stdout.clone()).unwrap();
+        let stderr = String::from_utf8(output.stderr.clone()).unwrap();
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 3, "{cmd:?}");
+        assert!(
+            stderr.contains(&format!(":1: byte {LIMIT}: line too long")),
+            "{cmd:?}: {stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{cmd:?}: {stderr}");
+        if cmd[0] == "parse" {
+            let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+            assert_eq!(first["valid"], false);
+            assert_eq!(first["error"]["kind"], "line too long");
+            let second: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+            assert_eq!(second["path"], "/ok");
+            let third: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+            assert_eq!(third["valid"], true);
+        } else {
+            assert_eq!(lines[0], "", "{cmd:?}");
+            assert!(lines[1].ends_with("/ok"), "{cmd:?}");
+            assert_eq!(lines[2].len(), exact.len(), "{cmd:?}");
+        }
+    }
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use urikey::uri::key::KeyScratch;
 
-use super::lines::{for_each_line, report_invalid};
+use super::lines::{for_each_line, report_invalid, MAX_LINE_BYTES, TOO_LONG};
 use super::normalize_opts::NormalizeOpts;
 use super::Exit;
 
@@ -17,7 +17,8 @@ pub enum OnInvalid {
     Empty,
     /// No output line.
     Skip,
-    /// The input line unchanged.
+    /// The input line unchanged (a line over 1 MiB, which is not kept in
+    /// memory whole, prints as an empty line).
     Keep,
     /// Stop at the first invalid line, exit status 1.
     Fail,
@@ -47,18 +48,27 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
     let mut line_out = Vec::with_capacity(256);
     let result = for_each_line(&args.files, |line| {
         line_out.clear();
-        match canon.uri_key(line.bytes, &mut scratch) {
+        let key = if line.too_long {
+            Err((MAX_LINE_BYTES, TOO_LONG.to_owned()))
+        } else {
+            canon
+                .uri_key(line.bytes, &mut scratch)
+                .map_err(|e| (e.index(), e.kind().to_string()))
+        };
+        match key {
             Ok(key) => {
                 canon.write_key(key, format, &mut line_out);
                 line_out.push(b'\n');
             }
-            Err(e) => {
-                report_invalid(line, e.index(), &e.kind());
+            Err((index, reason)) => {
+                report_invalid(line, index, &reason);
                 match args.on_invalid {
                     OnInvalid::Empty => line_out.push(b'\n'),
                     OnInvalid::Skip => {}
                     OnInvalid::Keep => {
-                        line_out.extend_from_slice(line.bytes);
+                        if !line.too_long {
+                            line_out.extend_from_slice(line.bytes);
+                        }
                         line_out.push(b'\n');
                     }
                     OnInvalid::Fail => return Err(StopOnInvalid.into()),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use urikey::uri::UriRef;
 
 use super::json;
-use super::lines::{for_each_line, report_invalid};
+use super::lines::{for_each_line, report_invalid, MAX_LINE_BYTES, TOO_LONG};
 use super::Exit;
 
 /// Arguments of `urikey parse`.
@@ -27,6 +27,15 @@ pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
     let mut text = String::new();
     for_each_line(&args.files, |line| {
         text.clear();
+        if line.too_long {
+            report_invalid(line, MAX_LINE_BYTES, &TOO_LONG);
+            if args.json {
+                write_json_invalid(&mut text, line.bytes, MAX_LINE_BYTES, TOO_LONG);
+            }
+            text.push('\n');
+            out.write_all(text.as_bytes())?;
+            return Ok(());
+        }
         let parsed = UriRef::parse_bytes(line.bytes);
         if let Err(e) = &parsed {
             report_invalid(line, e.index(), &e.kind());
@@ -49,18 +58,10 @@ fn write_json(
     input: &[u8],
     parsed: &Result<UriRef<'_>, urikey::uri::ParseError>,
 ) {
-    out.push_str("{\"input\":");
-    // JSON strings are Unicode: invalid UTF-8 bytes show as U+FFFD.
-    json::push_str(out, &String::from_utf8_lossy(input));
     match parsed {
-        Err(e) => {
-            out.push_str(",\"valid\":false,\"error\":{\"index\":");
-            out.push_str(&e.index().to_string());
-            out.push_str(",\"kind\":");
-            json::push_str(out, e.kind().message());
-            out.push('}');
-        }
+        Err(e) => write_json_invalid(out, input, e.index(), e.kind().message()),
         Ok(u) => {
+            push_input(out, input);
             out.push_str(",\"valid\":true");
             let fields = [
                 ("scheme", u.scheme()),
@@ -78,9 +79,26 @@ fn write_json(
                 out.push_str("\":");
                 json::push_opt(out, value);
             }
+            out.push('}');
         }
     }
-    out.push('}');
+}
+
+/// The JSON object of an invalid line.
+fn write_json_invalid(out: &mut String, input: &[u8], index: usize, reason: &str) {
+    push_input(out, input);
+    out.push_str(",\"valid\":false,\"error\":{\"index\":");
+    out.push_str(&index.to_string());
+    out.push_str(",\"kind\":");
+    json::push_str(out, reason);
+    out.push_str("}}");
+}
+
+/// Opens a line's JSON object with its `input` member.
+fn push_input(out: &mut String, input: &[u8]) {
+    out.push_str("{\"input\":");
+    // JSON strings are Unicode: invalid UTF-8 bytes show as U+FFFD.
+    json::push_str(out, &String::from_utf8_lossy(input));
 }
 
 /// One line per input: `scheme=… userinfo=… host=…(kind) port=… path=…

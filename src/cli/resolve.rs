@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use urikey::uri::{Resolver, UriRef};
 
-use super::lines::{for_each_line, report_invalid};
+use super::lines::{for_each_line, report_invalid, MAX_LINE_BYTES, TOO_LONG};
 use super::Exit;
 
 /// Arguments of `urikey resolve`.
@@ -37,9 +37,13 @@ pub fn run(args: ResolveArgs) -> anyhow::Result<Exit> {
     let mut target = String::new();
     for_each_line(&args.files, |line| {
         target.clear();
-        match UriRef::parse_bytes(line.bytes) {
-            Ok(r) => resolver.resolve_into(&base, &r, &mut target)?,
-            Err(e) => report_invalid(line, e.index(), &e.kind()),
+        if line.too_long {
+            report_invalid(line, MAX_LINE_BYTES, &TOO_LONG);
+        } else {
+            match UriRef::parse_bytes(line.bytes) {
+                Ok(r) => resolver.resolve_into(&base, &r, &mut target)?,
+                Err(e) => report_invalid(line, e.index(), &e.kind()),
+            }
         }
         target.push('\n');
         out.write_all(target.as_bytes())?;
