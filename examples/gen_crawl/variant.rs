@@ -211,18 +211,31 @@ fn hex_letter_escapes(s: &[u8]) -> impl Iterator<Item = usize> + '_ {
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 
+/// Picks one of the places that `count` counts in the path and the query
+/// together, uniformly (one draw from `r`): the part it is in and its
+/// index among the places of that part. `None` when there is none.
+fn pick_place<'p>(
+    r: &mut Rng,
+    p: &'p mut Parts,
+    count: fn(&[u8]) -> usize,
+) -> Option<(&'p mut Vec<u8>, usize)> {
+    let in_path = count(&p.path);
+    let in_query = p.query.as_deref().map_or(0, count);
+    if in_path + in_query == 0 {
+        return None;
+    }
+    let pick = r.below(in_path + in_query);
+    Some(match &mut p.query {
+        Some(q) if pick >= in_path => (q, pick - in_path),
+        _ => (&mut p.path, pick),
+    })
+}
+
 /// Replaces one unreserved byte of the path or query by `%XX` (hex case
 /// random: both spellings decode to the same byte).
 fn encode_unreserved(r: &mut Rng, p: &mut Parts) {
-    let in_path = count_unreserved(&p.path);
-    let in_query = p.query.as_deref().map_or(0, count_unreserved);
-    if in_path + in_query == 0 {
+    let Some((buf, nth)) = pick_place(r, p, count_unreserved) else {
         return;
-    }
-    let pick = r.below(in_path + in_query);
-    let (buf, nth) = match &mut p.query {
-        Some(q) if pick >= in_path => (q, pick - in_path),
-        _ => (&mut p.path, pick),
     };
     let Some(pos) = unreserved_positions(buf).nth(nth) else {
         return;
@@ -235,15 +248,8 @@ fn encode_unreserved(r: &mut Rng, p: &mut Parts) {
 
 /// Lower-cases the hex letters of one required escape.
 fn lower_hex(r: &mut Rng, p: &mut Parts) {
-    let in_path = count_hex_letters(&p.path);
-    let in_query = p.query.as_deref().map_or(0, count_hex_letters);
-    if in_path + in_query == 0 {
+    let Some((buf, nth)) = pick_place(r, p, count_hex_letters) else {
         return;
-    }
-    let pick = r.below(in_path + in_query);
-    let (buf, nth) = match &mut p.query {
-        Some(q) if pick >= in_path => (q, pick - in_path),
-        _ => (&mut p.path, pick),
     };
     let found = hex_letter_escapes(buf).nth(nth);
     if let Some(pos) = found {
