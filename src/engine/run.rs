@@ -30,6 +30,10 @@ use super::{Config, Emit, InvalidLine, Output, MAX_CHUNK_BYTES};
 /// for chunks on two threads; with eight, a few milliseconds.
 const READ_AHEAD: usize = 8;
 
+/// The writer thread writes its gathered output in pieces of at least this
+/// many bytes (one chunk's output can take it past that).
+const WRITE_BYTES: usize = 1 << 20;
+
 /// Size of the pieces the counts output is written in.
 const COUNTS_PIECE: usize = 1 << 20;
 
@@ -196,27 +200,40 @@ enum ToWriter {
     Bytes(Vec<u8>),
 }
 
-/// The writer thread: batches and buffers in order, then a flush.
+/// The writer thread: batches and buffers in order, then a flush. The
+/// selected lines are gathered into one buffer, written whenever it holds
+/// [`WRITE_BYTES`] or more (and at the end).
 fn write_all(
     output: &mut (dyn Write + Send),
     rx: &Receiver<ToWriter>,
     recycle: &mpsc::Sender<Vec<Work>>,
     render: &Render<'_>,
 ) -> io::Result<()> {
+    let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
     for msg in rx {
         match msg {
-            ToWriter::Bytes(buf) => output.write_all(&buf)?,
+            ToWriter::Bytes(buf) => {
+                output.write_all(&pending)?;
+                pending.clear();
+                output.write_all(&buf)?;
+            }
             ToWriter::Batch(mut works) => {
                 for work in &mut works {
-                    work.write_selected(render, output)?;
+                    work.gather_selected(render, &mut pending);
+                    // The gathered lines are copies: the chunk can go.
                     if let Some(chunk) = work.chunk.take() {
                         chunk.release();
+                    }
+                    if pending.len() >= WRITE_BYTES {
+                        output.write_all(&pending)?;
+                        pending.clear();
                     }
                 }
                 let _ = recycle.send(works);
             }
         }
     }
+    output.write_all(&pending)?;
     output.flush()
 }
 
@@ -380,7 +397,7 @@ impl<'a> Driver<'a> {
             for work in batch.iter_mut() {
                 work.collect_uniques(&render, &mut self.shards, &mut self.uniques);
             }
-        } else if !render.zero_copy() {
+        } else if !render.in_memory() {
             self.pool.install(|| {
                 batch
                     .par_iter_mut()
