@@ -12,13 +12,13 @@
 //!                                                       │
 //!                                                       ▼
 //!                                          writer thread (batch by batch, in order)
-//!                                          selected lines written in place from the
-//!                                          chunk and key arena (vectored writes),
-//!                                          then the batch is handed back for reuse
+//!                                          selected lines gathered from the chunk
+//!                                          and key arena into 1 MiB writes, then
+//!                                          the batch is handed back for reuse
 //! ```
 //!
 //! While the writer writes one batch, the workers process the next; at most
-//! two batches and two read-ahead chunks exist at a time. `surt` and `hash`
+//! two batches and eight read-ahead chunks exist at a time. `surt` and `hash`
 //! keys, which are not in memory as printed, are formatted on the workers
 //! after phase 2.
 //!
