@@ -363,18 +363,23 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                 Vec::new()
             },
         );
-        for k in 0..old_slots.len() {
-            let fp = old_slots.get(k);
-            if fp == 0 {
-                continue;
-            }
-            let mut i = home(fp, new_len);
-            while self.slots.get(i) != 0 {
-                i = next_slot(i, new_len);
-            }
-            self.slots.set(i, fp);
-            if WITH_IDS {
-                self.ids[i] = old_ids.get(k).copied().unwrap_or(0);
+        let bytes = self.slots.bytes_mut();
+        let mut at = Placement::default();
+        let old = old_slots.bytes();
+        let start = first_empty(old);
+        let (head, tail) = old.split_at(start * 16);
+        for (k, slot) in (start..)
+            .zip(tail.chunks_exact(16))
+            .chain((0..).zip(head.chunks_exact(16)))
+        {
+            let fp = slot_value(slot);
+            if fp != 0 {
+                let id = if WITH_IDS {
+                    old_ids.get(k).copied().unwrap_or(0)
+                } else {
+                    0
+                };
+                at.place(bytes, &mut self.ids, fp, id);
             }
         }
     }
@@ -388,44 +393,135 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// fresh memory is slow to fault in (the kernel zeroes it, a hypervisor
     /// may have to back it): a new map for each step faulted in about 3.4
     /// times the final table size over a run, against 1.1 times now. The
-    /// live entries are copied out to a per-thread buffer, the old part is
-    /// zeroed and the entries are inserted again.
+    /// live entries are copied out to a per-thread buffer while the old
+    /// part is zeroed, then put back in nearly sorted order (see
+    /// `Placement`): most go to their slot without a probe. Against copying
+    /// out with a branch per slot and inserting each entry again, that cut
+    /// rebuilds from 25 % to 20 % of the CPU samples of a phase-2-only run
+    /// (13.8 M fingerprints into 16 tables).
     fn rebuild_in_place(&mut self, old_len: usize) {
-        let len = self.slots.len();
         REBUILD.with(|cell| {
             let mut guard = cell.borrow_mut();
             let (fps, ids) = &mut *guard;
+            let bytes = self.slots.bytes_mut();
+            let old = bytes.get_mut(..old_len * 16).unwrap_or_default();
+            let start = first_empty(old);
+            // Copy the live entries out, from the first empty slot on, so
+            // that they come nearly in order of their home slots (see
+            // `Placement`), and zero the old part on the way. Branch-free:
+            // every slot is written to the buffer, only live ones are kept
+            // (so the buffer has room for one more than the live ones).
+            let room = self.filled + 1;
             fps.clear();
+            fps.resize(room, 0);
             ids.clear();
-            for k in 0..old_len {
-                let fp = self.slots.get(k);
-                if fp != 0 {
-                    fps.push(fp);
-                    if WITH_IDS {
-                        ids.push(self.ids.get(k).copied().unwrap_or(0));
+            if WITH_IDS {
+                ids.resize(room, 0);
+            }
+            let mut n = 0usize;
+            let (head, tail) = old.split_at_mut(start * 16);
+            for (k, slot) in (start..)
+                .zip(tail.chunks_exact_mut(16))
+                .chain((0..).zip(head.chunks_exact_mut(16)))
+            {
+                let fp = slot_value(slot);
+                slot.fill(0);
+                if let Some(d) = fps.get_mut(n) {
+                    *d = fp;
+                }
+                if WITH_IDS {
+                    if let Some(d) = ids.get_mut(n) {
+                        *d = self.ids.get(k).copied().unwrap_or(0);
                     }
                 }
+                n += usize::from(fp != 0);
             }
             // The new part is fresh and already zero.
-            if let Some(old) = self.slots.bytes_mut().get_mut(..old_len * 16) {
-                old.fill(0);
-            }
             if WITH_IDS {
                 self.ids.clear();
-                self.ids.resize(len, 0);
+                self.ids.resize(self.slots.len(), 0);
             }
-            for (n, &fp) in fps.iter().enumerate() {
-                let mut i = home(fp, len);
-                while self.slots.get(i) != 0 {
-                    i = next_slot(i, len);
-                }
-                self.slots.set(i, fp);
-                if WITH_IDS {
-                    self.ids[i] = ids.get(n).copied().unwrap_or(0);
-                }
+            let bytes = self.slots.bytes_mut();
+            let mut at = Placement::default();
+            for (k, &fp) in fps.iter().take(n).enumerate() {
+                let id = if WITH_IDS {
+                    ids.get(k).copied().unwrap_or(0)
+                } else {
+                    0
+                };
+                at.place(bytes, &mut self.ids, fp, id);
             }
         });
     }
+}
+
+/// Puts the entries of a table being rebuilt into the new, empty table.
+///
+/// The entries come in the order of their old slots, read from an empty
+/// slot on. Since a home slot is the fingerprint's low bits scaled to the
+/// table length, that is nearly the order of their new home slots: only
+/// entries displaced within a cluster come out of order. An entry whose
+/// home is at or past every home placed so far goes to its home, or right
+/// after the last placed entry (every slot between is taken), without a
+/// probe; the others, and any that would wrap around the end, probe as in
+/// an insert.
+#[derive(Default)]
+struct Placement {
+    /// Highest home slot of an entry placed in order.
+    hmax: usize,
+    /// One past the highest slot filled without wrapping: every slot from
+    /// here on is empty, every slot from `hmax` up to here is taken.
+    next_free: usize,
+}
+
+impl Placement {
+    #[inline]
+    fn place(&mut self, bytes: &mut [u8], ids: &mut [u32], fp: u128, id: u32) {
+        let len = bytes.len() / 16;
+        let h = home(fp, len);
+        let direct = h.max(self.next_free);
+        let i = if h >= self.hmax && direct < len {
+            self.hmax = h;
+            self.next_free = direct + 1;
+            direct
+        } else {
+            let mut i = h;
+            while slot_at(bytes, i) != 0 {
+                i = next_slot(i, len);
+            }
+            if i >= h && i >= self.next_free {
+                self.next_free = i + 1;
+            }
+            i
+        };
+        if let Some(slot) = bytes.get_mut(i * 16..i * 16 + 16) {
+            slot.copy_from_slice(&fp.to_ne_bytes());
+        }
+        if let Some(slot) = ids.get_mut(i) {
+            *slot = id;
+        }
+    }
+}
+
+/// The fingerprint in a 16-byte slot.
+#[inline]
+fn slot_value(slot: &[u8]) -> u128 {
+    slot.try_into().map_or(0, u128::from_ne_bytes)
+}
+
+/// The fingerprint in slot `i` of `bytes` (0 past the end).
+#[inline]
+fn slot_at(bytes: &[u8], i: usize) -> u128 {
+    bytes.get(i * 16..i * 16 + 16).map_or(0, slot_value)
+}
+
+/// The first empty slot of `bytes` (0 when there is none, which a table
+/// under its maximum load never is).
+fn first_empty(bytes: &[u8]) -> usize {
+    bytes
+        .chunks_exact(16)
+        .position(|s| slot_value(s) == 0)
+        .unwrap_or(0)
 }
 
 /// The home slot of `fp` in a table of `len` slots: its low 64 bits read
@@ -507,6 +603,74 @@ mod tests {
         assert!(!t.contains(fingerprint(b"absent")));
         assert_eq!(t.len(), n as usize);
         assert!(t.filled * 10 <= t.slots.len() * 7);
+    }
+
+    #[test]
+    fn fpset_growth_keeps_wrapped_and_out_of_order_clusters() {
+        let mut fps = Vec::new();
+        // 30 fingerprints whose home is the last slot at every length: a
+        // cluster that wraps around the end of every table, small (heap)
+        // or grown in place.
+        for j in 0..30u64 {
+            fps.push((u128::from(j) << 64) | u128::from(u64::MAX - j % 3));
+        }
+        // Homes that go down as they are inserted: clusters whose slots
+        // are in reverse order of home until the table is large.
+        for j in 0..300u64 {
+            fps.push((u128::from(j + 1000) << 64) | u128::from(u64::MAX / 2 - (j << 48)));
+        }
+        for i in 0..300_000u32 {
+            fps.push(fingerprint(&i.to_le_bytes()));
+        }
+        let mut t = FingerprintTable::<true>::default();
+        for (i, &fp) in fps.iter().enumerate() {
+            assert_eq!(t.insert(fp), Insert::New(i as u32));
+        }
+        assert!(t.slots.len() * 16 > 2 * HUGE_PAGE, "grown in place too");
+        for (i, &fp) in fps.iter().enumerate().rev() {
+            assert_eq!(t.insert(fp), Insert::Seen(i as u32));
+        }
+        assert_eq!(t.len(), fps.len());
+        let mut f = FingerprintTable::<false>::default();
+        for &fp in &fps {
+            assert!(f.insert(fp).is_new());
+        }
+        assert!(fps.iter().all(|&fp| f.contains(fp)));
+        assert!(!f.contains((999 << 64) | u128::from(u64::MAX)));
+    }
+
+    #[test]
+    fn fpset_placement_out_of_order_and_wrapping() {
+        // Eight slots; entries in an order that needs every branch.
+        let len = 8usize;
+        // Home slot `h` of 8 is the top 3 of the low 64 bits.
+        let at_home = |h: u64| u128::from((h << 61) + 1);
+        let order = [
+            at_home(2),
+            at_home(2) | (1 << 64),
+            at_home(1), // behind the last home: probes
+            at_home(5),
+            at_home(7),
+            at_home(7) | (1 << 64), // runs off the end: wraps to slot 0
+            at_home(6),             // behind again
+        ];
+        let mut bytes = vec![0u8; len * 16];
+        let mut ids = vec![0u32; len];
+        let mut at = Placement::default();
+        for (id, &fp) in order.iter().enumerate() {
+            at.place(&mut bytes, &mut ids, fp, id as u32);
+        }
+        // Every entry is reachable from its home without crossing an empty
+        // slot, and its id went with it.
+        for (id, &fp) in order.iter().enumerate() {
+            let mut i = home(fp, len);
+            while slot_at(&bytes, i) != fp {
+                assert_ne!(slot_at(&bytes, i), 0, "gap before {fp:#x}");
+                i = next_slot(i, len);
+            }
+            assert_eq!(ids[i], id as u32);
+        }
+        assert_eq!(slot_at(&bytes, 0), at_home(7) | (1 << 64));
     }
 
     #[test]
