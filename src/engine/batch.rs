@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::uri::key::{fingerprint, Canonicalizer, KeyFormat, KeyScratch};
 
 use super::chunk::Chunk;
+use super::fpset::Insert;
 use super::shard::{shard_of, ShardSet, SHARDS};
 use super::{Emit, Field, Output, Problem};
 
@@ -496,40 +497,82 @@ impl ShardState {
     /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
     /// Returns how many were new.
     pub fn insert_batch(&mut self, s: usize, works: &[Work], exact: bool, counting: bool) -> u64 {
-        let mut new = 0u64;
         /// How many entries ahead slots are loaded.
         const AHEAD: usize = 8;
-        for w in works {
-            let entries = &w.buckets[s];
-            for (k, e) in entries.iter().enumerate() {
-                if let Some(ahead) = entries.get(k + AHEAD) {
-                    self.set.touch(ahead.fingerprint());
-                }
-                let rec = &w.recs[e.rec as usize];
-                let key = if exact { w.key(rec) } else { &[] };
-                let ins = self.set.insert(e.fingerprint(), key);
-                let id = ins.id();
-                if counting {
-                    let id = id as usize;
-                    if ins.is_new() {
-                        if self.counts.len() <= id {
-                            self.counts.resize(id + 1, 0);
+
+        /// The loop over the entries, with the set's insert (which also
+        /// starts loading the slot of the fingerprint `AHEAD` entries on)
+        /// as a closure, so that each kind of set gets its own loop with
+        /// no per-entry dispatch.
+        fn each_entry(
+            s: usize,
+            works: &[Work],
+            exact: bool,
+            counts: &mut Vec<u64>,
+            counting: bool,
+            mut insert: impl FnMut(u128, Option<u128>, &[u8]) -> Insert,
+        ) -> u64 {
+            let mut new = 0u64;
+            for w in works {
+                let entries = &w.buckets[s];
+                for (k, e) in entries.iter().enumerate() {
+                    let ahead = entries.get(k + AHEAD).map(Entry::fingerprint);
+                    let key = if exact {
+                        w.recs.get(e.rec as usize).map_or(&[][..], |rec| w.key(rec))
+                    } else {
+                        &[]
+                    };
+                    let ins = insert(e.fingerprint(), ahead, key);
+                    let id = ins.id();
+                    if counting {
+                        let id = id as usize;
+                        if ins.is_new() {
+                            if counts.len() <= id {
+                                counts.resize(id + 1, 0);
+                            }
+                            counts[id] = 1;
+                        } else if let Some(c) = counts.get_mut(id) {
+                            *c += 1;
                         }
-                        self.counts[id] = 1;
-                    } else if let Some(c) = self.counts.get_mut(id) {
-                        *c += 1;
+                    }
+                    let flag = if ins.is_new() {
+                        NEW | (id & !NEW)
+                    } else {
+                        id & !NEW
+                    };
+                    new += u64::from(ins.is_new());
+                    if let Some(f) = w.flags.get(e.rec as usize) {
+                        f.store(flag, Ordering::Relaxed);
                     }
                 }
-                let flag = if ins.is_new() {
-                    NEW | (id & !NEW)
-                } else {
-                    id & !NEW
-                };
-                new += u64::from(ins.is_new());
-                w.flags[e.rec as usize].store(flag, Ordering::Relaxed);
+            }
+            new
+        }
+
+        let counts = &mut self.counts;
+        match &mut self.set {
+            ShardSet::Fingerprints(t) => {
+                each_entry(s, works, false, counts, counting, |fp, ahead, _| {
+                    if let Some(a) = ahead {
+                        t.touch(a);
+                    }
+                    t.insert(fp)
+                })
+            }
+            ShardSet::FingerprintIds(t) => {
+                each_entry(s, works, false, counts, counting, |fp, ahead, _| {
+                    if let Some(a) = ahead {
+                        t.touch(a);
+                    }
+                    t.insert(fp)
+                })
+            }
+            set @ ShardSet::Exact(_) => {
+                each_entry(s, works, exact, counts, counting, |fp, _, key| {
+                    set.insert(fp, key)
+                })
             }
         }
-        new
     }
 
     /// Adds this shard's counts into `counts`, indexed by global index.

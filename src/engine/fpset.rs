@@ -305,14 +305,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     #[inline]
     pub fn insert(&mut self, fp: u128) -> Insert {
         if fp == 0 {
-            return match self.zero {
-                Some(id) => Insert::Seen(id),
-                None => {
-                    let id = self.next_id();
-                    self.zero = Some(id);
-                    Insert::New(id)
-                }
-            };
+            return self.insert_zero();
         }
         let len = self.slots.len();
         let mut i = home(fp, len);
@@ -327,8 +320,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             i = next_slot(i, len);
         }
         if (self.filled + 1) * MAX_LOAD.1 > self.slots.len() * MAX_LOAD.0 {
-            self.grow();
-            return self.insert(fp);
+            return self.grow_and_insert(fp);
         }
         let id = self.next_id();
         self.slots.set(i, fp);
@@ -337,6 +329,31 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         }
         self.filled += 1;
         Insert::New(id)
+    }
+
+    /// [`insert`](Self::insert) of the fingerprint `0`, kept out of the
+    /// inlined path.
+    #[cold]
+    #[inline(never)]
+    fn insert_zero(&mut self) -> Insert {
+        match self.zero {
+            Some(id) => Insert::Seen(id),
+            None => {
+                let id = self.next_id();
+                self.zero = Some(id);
+                Insert::New(id)
+            }
+        }
+    }
+
+    /// [`insert`](Self::insert) of a new fingerprint that does not fit
+    /// under the maximum load: grows the table first. Kept out of the
+    /// inlined path.
+    #[cold]
+    #[inline(never)]
+    fn grow_and_insert(&mut self, fp: u128) -> Insert {
+        self.grow();
+        self.insert(fp)
     }
 
     fn next_id(&self) -> u32 {
