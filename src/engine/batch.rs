@@ -497,82 +497,62 @@ impl ShardState {
     /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
     /// Returns how many were new.
     pub fn insert_batch(&mut self, s: usize, works: &[Work], exact: bool, counting: bool) -> u64 {
-        /// How many entries ahead slots are loaded.
-        const AHEAD: usize = 8;
-
-        /// The loop over the entries, with the set's insert (which also
-        /// starts loading the slot of the fingerprint `AHEAD` entries on)
-        /// as a closure, so that each kind of set gets its own loop with
-        /// no per-entry dispatch.
-        fn each_entry(
-            s: usize,
-            works: &[Work],
-            exact: bool,
-            counts: &mut Vec<u64>,
-            counting: bool,
-            mut insert: impl FnMut(u128, Option<u128>, &[u8]) -> Insert,
-        ) -> u64 {
-            let mut new = 0u64;
-            for w in works {
-                let entries = &w.buckets[s];
-                for (k, e) in entries.iter().enumerate() {
-                    let ahead = entries.get(k + AHEAD).map(Entry::fingerprint);
-                    let key = if exact {
-                        w.recs.get(e.rec as usize).map_or(&[][..], |rec| w.key(rec))
-                    } else {
-                        &[]
-                    };
-                    let ins = insert(e.fingerprint(), ahead, key);
-                    let id = ins.id();
-                    if counting {
-                        let id = id as usize;
-                        if ins.is_new() {
-                            if counts.len() <= id {
-                                counts.resize(id + 1, 0);
-                            }
-                            counts[id] = 1;
-                        } else if let Some(c) = counts.get_mut(id) {
-                            *c += 1;
-                        }
+        let counts = &mut self.counts;
+        let mut new = 0u64;
+        // What follows an insert: the count, the line's flag.
+        let mut record = |w: &Work, e: &Entry, ins: Insert| {
+            let id = ins.id();
+            if counting {
+                let id = id as usize;
+                if ins.is_new() {
+                    if counts.len() <= id {
+                        counts.resize(id + 1, 0);
                     }
-                    let flag = if ins.is_new() {
-                        NEW | (id & !NEW)
-                    } else {
-                        id & !NEW
-                    };
-                    new += u64::from(ins.is_new());
-                    if let Some(f) = w.flags.get(e.rec as usize) {
-                        f.store(flag, Ordering::Relaxed);
+                    counts[id] = 1;
+                } else if let Some(c) = counts.get_mut(id) {
+                    *c += 1;
+                }
+            }
+            let flag = if ins.is_new() {
+                NEW | (id & !NEW)
+            } else {
+                id & !NEW
+            };
+            new += u64::from(ins.is_new());
+            if let Some(f) = w.flags.get(e.rec as usize) {
+                f.store(flag, Ordering::Relaxed);
+            }
+        };
+        // One loop per kind of set: no dispatch per entry.
+        match &mut self.set {
+            ShardSet::Fingerprints(t) => {
+                for w in works {
+                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                        record(w, e, ins);
+                    });
+                }
+            }
+            ShardSet::FingerprintIds(t) => {
+                for w in works {
+                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                        record(w, e, ins);
+                    });
+                }
+            }
+            set @ ShardSet::Exact(_) => {
+                for w in works {
+                    for e in &w.buckets[s] {
+                        let key = match w.recs.get(e.rec as usize) {
+                            Some(rec) if exact => w.key(rec),
+                            _ => &[],
+                        };
+                        let ins = set.insert(e.fingerprint(), key);
+                        record(w, e, ins);
                     }
                 }
             }
-            new
         }
-
-        let counts = &mut self.counts;
-        match &mut self.set {
-            ShardSet::Fingerprints(t) => {
-                each_entry(s, works, false, counts, counting, |fp, ahead, _| {
-                    if let Some(a) = ahead {
-                        t.touch(a);
-                    }
-                    t.insert(fp)
-                })
-            }
-            ShardSet::FingerprintIds(t) => {
-                each_entry(s, works, false, counts, counting, |fp, ahead, _| {
-                    if let Some(a) = ahead {
-                        t.touch(a);
-                    }
-                    t.insert(fp)
-                })
-            }
-            set @ ShardSet::Exact(_) => {
-                each_entry(s, works, exact, counts, counting, |fp, _, key| {
-                    set.insert(fp, key)
-                })
-            }
-        }
+        new
     }
 
     /// Adds this shard's counts into `counts`, indexed by global index.
