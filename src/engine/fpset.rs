@@ -28,10 +28,11 @@
 const MAX_LOAD: (usize, usize) = (7, 10);
 
 /// How many items ahead [`FingerprintTable::insert_all`] prefetches slots.
-/// 16 and 32 measured the same as 8 (user CPU of a 1 GiB 2-thread run,
-/// and 24 too in a phase-2-only run of 13.8 M fingerprints); 1 and 2 took
-/// 23 % and 14 % more CPU there.
-pub const AHEAD: usize = 8;
+/// In a phase-2-only run (13.8 M fingerprints into 16 tables) 16 took
+/// 0.55 CPU seconds against 0.58 for 8 and 0.65 for 4; 24 and 32 measured
+/// the same as 16. In a whole 1 GiB 2-thread run 8, 16 and 32 were within
+/// noise of each other.
+pub const AHEAD: usize = 16;
 
 /// Smallest number of slots a table starts with.
 const MIN_SLOTS: usize = 64;
