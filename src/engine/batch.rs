@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::uri::key::{fingerprint, Canonicalizer, KeyFormat, KeyScratch};
 
 use super::chunk::Chunk;
+use super::fpset::Insert;
 use super::shard::{shard_of, ShardSet, SHARDS};
 use super::{Emit, Field, Output, Problem};
 
@@ -469,37 +470,59 @@ impl ShardState {
     /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
     /// Returns how many were new.
     pub fn insert_batch(&mut self, s: usize, works: &[Work], exact: bool, counting: bool) -> u64 {
+        let counts = &mut self.counts;
         let mut new = 0u64;
-        /// How many entries ahead slots are loaded.
-        const AHEAD: usize = 8;
-        for w in works {
-            let entries = &w.buckets[s];
-            for (k, e) in entries.iter().enumerate() {
-                if let Some(ahead) = entries.get(k + AHEAD) {
-                    self.set.touch(ahead.fingerprint());
+        // What follows an insert: the count, the line's flag.
+        let mut record = |w: &Work, e: &Entry, ins: Insert| {
+            let id = ins.id();
+            if counting {
+                let id = id as usize;
+                if ins.is_new() {
+                    if counts.len() <= id {
+                        counts.resize(id + 1, 0);
+                    }
+                    counts[id] = 1;
+                } else if let Some(c) = counts.get_mut(id) {
+                    *c += 1;
                 }
-                let rec = &w.recs[e.rec as usize];
-                let key = if exact { w.key(rec) } else { &[] };
-                let ins = self.set.insert(e.fingerprint(), key);
-                let id = ins.id();
-                if counting {
-                    let id = id as usize;
-                    if ins.is_new() {
-                        if self.counts.len() <= id {
-                            self.counts.resize(id + 1, 0);
-                        }
-                        self.counts[id] = 1;
-                    } else if let Some(c) = self.counts.get_mut(id) {
-                        *c += 1;
+            }
+            let flag = if ins.is_new() {
+                NEW | (id & !NEW)
+            } else {
+                id & !NEW
+            };
+            new += u64::from(ins.is_new());
+            if let Some(f) = w.flags.get(e.rec as usize) {
+                f.store(flag, Ordering::Relaxed);
+            }
+        };
+        // One loop per kind of set: no dispatch per entry.
+        match &mut self.set {
+            ShardSet::Fingerprints(t) => {
+                for w in works {
+                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                        record(w, e, ins);
+                    });
+                }
+            }
+            ShardSet::FingerprintIds(t) => {
+                for w in works {
+                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                        record(w, e, ins);
+                    });
+                }
+            }
+            set @ ShardSet::Exact(_) => {
+                for w in works {
+                    for e in &w.buckets[s] {
+                        let key = match w.recs.get(e.rec as usize) {
+                            Some(rec) if exact => w.key(rec),
+                            _ => &[],
+                        };
+                        let ins = set.insert(e.fingerprint(), key);
+                        record(w, e, ins);
                     }
                 }
-                let flag = if ins.is_new() {
-                    NEW | (id & !NEW)
-                } else {
-                    id & !NEW
-                };
-                new += u64::from(ins.is_new());
-                w.flags[e.rec as usize].store(flag, Ordering::Relaxed);
             }
         }
         new

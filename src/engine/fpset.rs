@@ -8,21 +8,31 @@
 //! unlikely) fingerprint `0` itself is kept aside in a separate field, so
 //! no two fingerprints are ever merged by the table.
 //!
-//! The table grows when it would pass 70 % load, alternately by 3/2 and by
-//! 4/3 (lengths 2^k and 3·2^(k-1); from 2 MiB on, whole 2 MiB huge pages:
-//! see `next_len`), so it mostly holds between 47 % and 70 % live
-//! slots: 23 to 34 bytes per fingerprint, plus 6 to 9 bytes for the
-//! optional dense ids (see [`FingerprintTable::insert`]). Plain doubling
-//! would leave a table as little as 35 % full (46 bytes per fingerprint);
-//! the smaller steps cost a few more, smaller, rebuilds. From 2 MiB on a
-//! table grows in place (see `rebuild_in_place`): during a rebuild only its
-//! live fingerprints are held twice, in a buffer each worker thread keeps.
+//! The table grows when it would pass 70 % load. Below one 2 MiB huge page
+//! it grows fourfold (small tables are cheap; each step is a new map to
+//! fault in). From 2 MiB on it grows alternately by 3/2 and by 4/3
+//! (lengths 2^k and 3·2^(k-1), in whole huge pages: see `next_len`), so
+//! it mostly holds between 47 % and 70 % live slots: 23 to 34 bytes per
+//! fingerprint, plus 6 to 9 bytes for the optional dense ids (see
+//! [`FingerprintTable::insert`]). Plain doubling would leave a table as
+//! little as 35 % full (46 bytes per fingerprint); the smaller steps cost
+//! a few more, smaller, rebuilds. From 2 MiB on a table grows in place
+//! (see `rebuild_in_place`): during a rebuild only its live fingerprints
+//! are held twice, in a buffer each worker thread keeps.
 //!
-//! Slots are prefetched a few inserts ahead ([`FingerprintTable::touch`]):
-//! without it a 1 GiB engine-only run took 40 % more CPU (2.10 -> 2.95 s).
+//! Slots are prefetched a few inserts ahead
+//! ([`FingerprintTable::insert_all`]): without it a 1 GiB engine-only run
+//! took 40 % more CPU (2.10 -> 2.95 s).
 
 /// Numerator / denominator of the maximum load factor.
 const MAX_LOAD: (usize, usize) = (7, 10);
+
+/// How many items ahead [`FingerprintTable::insert_all`] prefetches slots.
+/// In a phase-2-only run (13.8 M fingerprints into 16 tables) 16 took
+/// 0.55 CPU seconds against 0.58 for 8 and 0.65 for 4; 24 and 32 measured
+/// the same as 16. In a whole 1 GiB 2-thread run 8, 16 and 32 were within
+/// noise of each other.
+pub const AHEAD: usize = 16;
 
 /// Smallest number of slots a table starts with.
 const MIN_SLOTS: usize = 64;
@@ -184,25 +194,25 @@ impl Slots {
         self.len = len;
         true
     }
+}
 
-    /// Asks the CPU to start loading slot `i` into cache. A plain load
-    /// cannot stand in for this: its value must be kept somewhere, and the
-    /// instruction that keeps it waits for the miss (perf showed 70 % of
-    /// `insert_batch` stalled on such a load).
-    #[inline]
-    fn prefetch(&self, i: usize) {
-        let p = self.bytes().as_ptr().wrapping_add(i.wrapping_mul(16));
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: a prefetch is only a hint: it never faults, reads nothing
-        // the program can observe and writes nothing, whatever the address.
-        // SSE, which provides it, is part of the x86_64 baseline.
-        unsafe {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = p;
+/// Asks the CPU to start loading slot `i` of `bytes` into cache. A plain
+/// load cannot stand in for this: its value must be kept somewhere, and
+/// the instruction that keeps it waits for the miss (perf showed 70 % of
+/// `insert_batch` stalled on such a load).
+#[inline]
+fn prefetch_slot(bytes: &[u8], i: usize) {
+    let p = bytes.as_ptr().wrapping_add(i.wrapping_mul(16));
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it never faults, reads nothing
+    // the program can observe and writes nothing, whatever the address.
+    // SSE, which provides it, is part of the x86_64 baseline.
+    unsafe {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
     }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// What [`FingerprintTable::insert`] found.
@@ -290,27 +300,12 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         }
     }
 
-    /// Starts loading the home slot of `fp` so that a later
-    /// [`insert`](Self::insert) of it finds the slot in cache (a prefetch
-    /// on x86_64, nothing elsewhere).
-    #[inline]
-    pub fn touch(&self, fp: u128) {
-        self.slots.prefetch(home(fp, self.slots.len()));
-    }
-
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
     /// is the number of fingerprints inserted before it.
     #[inline]
     pub fn insert(&mut self, fp: u128) -> Insert {
         if fp == 0 {
-            return match self.zero {
-                Some(id) => Insert::Seen(id),
-                None => {
-                    let id = self.next_id();
-                    self.zero = Some(id);
-                    Insert::New(id)
-                }
-            };
+            return self.insert_zero();
         }
         let len = self.slots.len();
         let mut i = home(fp, len);
@@ -325,8 +320,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             i = next_slot(i, len);
         }
         if (self.filled + 1) * MAX_LOAD.1 > self.slots.len() * MAX_LOAD.0 {
-            self.grow();
-            return self.insert(fp);
+            return self.grow_and_insert(fp);
         }
         let id = self.next_id();
         self.slots.set(i, fp);
@@ -335,6 +329,112 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         }
         self.filled += 1;
         Insert::New(id)
+    }
+
+    /// Inserts the fingerprint `fp_of` gives for each of `items`, in order,
+    /// and passes the item and what [`insert`](Self::insert) would have
+    /// returned to `each`. Same results as one `insert` per item, but each
+    /// slot is prefetched [`AHEAD`] items early, and the slots are looked
+    /// up once per run between growths instead of once per item.
+    #[inline]
+    pub fn insert_all<T>(
+        &mut self,
+        items: &[T],
+        fp_of: impl Fn(&T) -> u128,
+        mut each: impl FnMut(&T, Insert),
+    ) {
+        let mut k = 0usize;
+        while k < items.len() {
+            let len = self.slots.len();
+            // Live fingerprints the table may hold before it must grow.
+            let limit = len * MAX_LOAD.0 / MAX_LOAD.1;
+            let zero = usize::from(self.zero.is_some());
+            let mut filled = self.filled;
+            let mut must_grow = false;
+            let bytes = self.slots.bytes_mut();
+            let ids = &mut self.ids;
+            while let Some(item) = items.get(k) {
+                if let Some(ahead) = items.get(k + AHEAD) {
+                    // The slot after the home too: a probe from the last
+                    // slot of a cache line often goes on into the next one
+                    // (this second prefetch took a phase-2-only run from
+                    // 0.62 to 0.58 CPU seconds; in the same line it costs
+                    // next to nothing).
+                    let h = home(fp_of(ahead), len);
+                    prefetch_slot(bytes, h);
+                    prefetch_slot(bytes, h + 1);
+                }
+                let fp = fp_of(item);
+                if fp == 0 {
+                    break;
+                }
+                let mut i = home(fp, len);
+                let seen = loop {
+                    match slot_at(bytes, i) {
+                        0 => break false,
+                        s if s == fp => break true,
+                        _ => i = next_slot(i, len),
+                    }
+                };
+                let ins = if seen {
+                    Insert::Seen(if WITH_IDS {
+                        ids.get(i).copied().unwrap_or(0)
+                    } else {
+                        0
+                    })
+                } else if filled + 1 > limit {
+                    must_grow = true;
+                    break;
+                } else {
+                    if let Some(slot) = bytes.get_mut(i * 16..i * 16 + 16) {
+                        slot.copy_from_slice(&fp.to_ne_bytes());
+                    }
+                    // As `next_id`: the number of fingerprints so far.
+                    let id = if WITH_IDS { (filled + zero) as u32 } else { 0 };
+                    if let Some(slot) = ids.get_mut(i) {
+                        *slot = id;
+                    }
+                    filled += 1;
+                    Insert::New(id)
+                };
+                each(item, ins);
+                k += 1;
+            }
+            self.filled = filled;
+            if must_grow {
+                self.grow();
+            } else if let Some(item) = items.get(k) {
+                // The fingerprint `0`, which no slot holds.
+                let ins = self.insert(fp_of(item));
+                each(item, ins);
+                k += 1;
+            }
+        }
+    }
+
+    /// [`insert`](Self::insert) of the fingerprint `0`, kept out of the
+    /// inlined path.
+    #[cold]
+    #[inline(never)]
+    fn insert_zero(&mut self) -> Insert {
+        match self.zero {
+            Some(id) => Insert::Seen(id),
+            None => {
+                let id = self.next_id();
+                self.zero = Some(id);
+                Insert::New(id)
+            }
+        }
+    }
+
+    /// [`insert`](Self::insert) of a new fingerprint that does not fit
+    /// under the maximum load: grows the table first. Kept out of the
+    /// inlined path.
+    #[cold]
+    #[inline(never)]
+    fn grow_and_insert(&mut self, fp: u128) -> Insert {
+        self.grow();
+        self.insert(fp)
     }
 
     fn next_id(&self) -> u32 {
@@ -363,18 +463,23 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                 Vec::new()
             },
         );
-        for k in 0..old_slots.len() {
-            let fp = old_slots.get(k);
-            if fp == 0 {
-                continue;
-            }
-            let mut i = home(fp, new_len);
-            while self.slots.get(i) != 0 {
-                i = next_slot(i, new_len);
-            }
-            self.slots.set(i, fp);
-            if WITH_IDS {
-                self.ids[i] = old_ids.get(k).copied().unwrap_or(0);
+        let bytes = self.slots.bytes_mut();
+        let mut at = Placement::default();
+        let old = old_slots.bytes();
+        let start = first_empty(old);
+        let (head, tail) = old.split_at(start * 16);
+        for (k, slot) in (start..)
+            .zip(tail.chunks_exact(16))
+            .chain((0..).zip(head.chunks_exact(16)))
+        {
+            let fp = slot_value(slot);
+            if fp != 0 {
+                let id = if WITH_IDS {
+                    old_ids.get(k).copied().unwrap_or(0)
+                } else {
+                    0
+                };
+                at.place(bytes, &mut self.ids, fp, id);
             }
         }
     }
@@ -388,44 +493,139 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// fresh memory is slow to fault in (the kernel zeroes it, a hypervisor
     /// may have to back it): a new map for each step faulted in about 3.4
     /// times the final table size over a run, against 1.1 times now. The
-    /// live entries are copied out to a per-thread buffer, the old part is
-    /// zeroed and the entries are inserted again.
+    /// live entries are copied out to a per-thread buffer while the old
+    /// part is zeroed, then put back in nearly sorted order (see
+    /// `Placement`): most go to their slot without a probe. Against copying
+    /// out with a branch per slot and inserting each entry again, that took
+    /// the rebuilds of a phase-2-only run (13.8 M fingerprints into 16
+    /// tables) from about 0.19 to 0.10 CPU seconds (perf samples).
     fn rebuild_in_place(&mut self, old_len: usize) {
-        let len = self.slots.len();
         REBUILD.with(|cell| {
             let mut guard = cell.borrow_mut();
             let (fps, ids) = &mut *guard;
+            let bytes = self.slots.bytes_mut();
+            let old = bytes.get_mut(..old_len * 16).unwrap_or_default();
+            let start = first_empty(old);
+            // Copy the live entries out, from the first empty slot on, so
+            // that they come nearly in order of their home slots (see
+            // `Placement`), and zero the old part on the way. Branch-free:
+            // every slot is written to the buffer, only live ones are kept
+            // (so the buffer has room for one more than the live ones).
+            let room = self.filled + 1;
             fps.clear();
+            fps.resize(room, 0);
             ids.clear();
-            for k in 0..old_len {
-                let fp = self.slots.get(k);
-                if fp != 0 {
-                    fps.push(fp);
-                    if WITH_IDS {
-                        ids.push(self.ids.get(k).copied().unwrap_or(0));
+            if WITH_IDS {
+                ids.resize(room, 0);
+            }
+            let mut n = 0usize;
+            let (head, tail) = old.split_at_mut(start * 16);
+            for (k, slot) in (start..)
+                .zip(tail.chunks_exact_mut(16))
+                .chain((0..).zip(head.chunks_exact_mut(16)))
+            {
+                let fp = slot_value(slot);
+                slot.fill(0);
+                if let Some(d) = fps.get_mut(n) {
+                    *d = fp;
+                }
+                if WITH_IDS {
+                    if let Some(d) = ids.get_mut(n) {
+                        *d = self.ids.get(k).copied().unwrap_or(0);
                     }
                 }
+                n += usize::from(fp != 0);
             }
             // The new part is fresh and already zero.
-            if let Some(old) = self.slots.bytes_mut().get_mut(..old_len * 16) {
-                old.fill(0);
-            }
             if WITH_IDS {
                 self.ids.clear();
-                self.ids.resize(len, 0);
+                self.ids.resize(self.slots.len(), 0);
             }
-            for (n, &fp) in fps.iter().enumerate() {
-                let mut i = home(fp, len);
-                while self.slots.get(i) != 0 {
-                    i = next_slot(i, len);
-                }
-                self.slots.set(i, fp);
-                if WITH_IDS {
-                    self.ids[i] = ids.get(n).copied().unwrap_or(0);
-                }
+            let bytes = self.slots.bytes_mut();
+            let mut at = Placement::default();
+            for (k, &fp) in fps.iter().take(n).enumerate() {
+                let id = if WITH_IDS {
+                    ids.get(k).copied().unwrap_or(0)
+                } else {
+                    0
+                };
+                at.place(bytes, &mut self.ids, fp, id);
             }
         });
     }
+}
+
+/// Puts the entries of a table being rebuilt into the new, empty table.
+///
+/// The entries come in the order of their old slots, read from an empty
+/// slot on. Since a home slot is the fingerprint's low bits scaled to the
+/// table length, that is nearly the order of their new home slots: only
+/// entries displaced within a cluster come out of order. The placement
+/// keeps track of the run of taken slots it is filling: an entry whose
+/// home is in that run goes right after it, one whose home is past it
+/// starts a new run at its home, both without a probe. Only an entry whose
+/// home is before the run, or one that would wrap around the end, probes
+/// as in an insert.
+#[derive(Default)]
+struct Placement {
+    /// First slot of the run: every slot from here up to `next_free` is
+    /// taken.
+    run_start: usize,
+    /// One past the highest slot filled without wrapping: every slot from
+    /// here on is empty.
+    next_free: usize,
+}
+
+impl Placement {
+    #[inline]
+    fn place(&mut self, bytes: &mut [u8], ids: &mut [u32], fp: u128, id: u32) {
+        let len = bytes.len() / 16;
+        let h = home(fp, len);
+        let direct = h.max(self.next_free);
+        let i = if h >= self.run_start && direct < len {
+            if h > self.next_free {
+                self.run_start = h;
+            }
+            self.next_free = direct + 1;
+            direct
+        } else {
+            let mut i = h;
+            while slot_at(bytes, i) != 0 {
+                i = next_slot(i, len);
+            }
+            if i == self.next_free {
+                self.next_free = i + 1;
+            }
+            i
+        };
+        if let Some(slot) = bytes.get_mut(i * 16..i * 16 + 16) {
+            slot.copy_from_slice(&fp.to_ne_bytes());
+        }
+        if let Some(slot) = ids.get_mut(i) {
+            *slot = id;
+        }
+    }
+}
+
+/// The fingerprint in a 16-byte slot.
+#[inline]
+fn slot_value(slot: &[u8]) -> u128 {
+    slot.try_into().map_or(0, u128::from_ne_bytes)
+}
+
+/// The fingerprint in slot `i` of `bytes` (0 past the end).
+#[inline]
+fn slot_at(bytes: &[u8], i: usize) -> u128 {
+    bytes.get(i * 16..i * 16 + 16).map_or(0, slot_value)
+}
+
+/// The first empty slot of `bytes` (0 when there is none, which a table
+/// under its maximum load never is).
+fn first_empty(bytes: &[u8]) -> usize {
+    bytes
+        .chunks_exact(16)
+        .position(|s| slot_value(s) == 0)
+        .unwrap_or(0)
 }
 
 /// The home slot of `fp` in a table of `len` slots: its low 64 bits read
@@ -437,17 +637,25 @@ fn home(fp: u128, len: usize) -> usize {
     ((u128::from(fp as u64) * len as u128) >> 64) as usize
 }
 
-/// The length a table of `len` slots grows to: 2^k -> 3·2^(k-1) -> 2^(k+1),
-/// steps of 3/2 and 4/3, except that a table of a huge page or more stays
-/// a whole number of huge pages (2 MiB -> 4 MiB, not 3 MiB): a tail in
-/// small pages made inserts and rebuilds 1.8 times slower (TLB misses).
+/// The length a table of `len` slots grows to: four times as long up to
+/// one huge page (64 -> 256 -> ... -> 65536 -> 131072 slots), then
+/// 2^k -> 3·2^(k-1) -> 2^(k+1), steps of 3/2 and 4/3, except that a
+/// table stays a whole number of huge pages (2 MiB -> 4 MiB, not 3 MiB):
+/// a tail in small pages made inserts and rebuilds 1.8 times slower (TLB
+/// misses). Fourfold below 2 MiB instead of the same 3/2 and 4/3 steps
+/// took a phase-2-only run (13.8 M fingerprints into 16 tables) from
+/// 0.74 to 0.65 CPU seconds: about 20 fewer rebuilds and new maps per
+/// table, for at most 1.5 MiB more per table while it is small.
 fn next_len(len: usize) -> usize {
+    let per_page = HUGE_PAGE / 16;
+    if len < per_page {
+        return (len * 4).min(per_page);
+    }
     let next = if len.is_power_of_two() {
         len + len / 2
     } else {
         len / 3 * 4
     };
-    let per_page = HUGE_PAGE / 16;
     if next >= per_page {
         next.div_ceil(per_page) * per_page
     } else {
@@ -507,6 +715,123 @@ mod tests {
         assert!(!t.contains(fingerprint(b"absent")));
         assert_eq!(t.len(), n as usize);
         assert!(t.filled * 10 <= t.slots.len() * 7);
+    }
+
+    #[test]
+    fn fpset_growth_keeps_wrapped_and_out_of_order_clusters() {
+        let mut fps = Vec::new();
+        // 30 fingerprints whose home is the last slot at every length: a
+        // cluster that wraps around the end of every table, small (heap)
+        // or grown in place.
+        for j in 0..30u64 {
+            fps.push((u128::from(j) << 64) | u128::from(u64::MAX - j % 3));
+        }
+        // Homes that go down as they are inserted: clusters whose slots
+        // are in reverse order of home until the table is large.
+        for j in 0..300u64 {
+            fps.push((u128::from(j + 1000) << 64) | u128::from(u64::MAX / 2 - (j << 48)));
+        }
+        for i in 0..300_000u32 {
+            fps.push(fingerprint(&i.to_le_bytes()));
+        }
+        let mut t = FingerprintTable::<true>::default();
+        for (i, &fp) in fps.iter().enumerate() {
+            assert_eq!(t.insert(fp), Insert::New(i as u32));
+        }
+        assert!(t.slots.len() * 16 > 2 * HUGE_PAGE, "grown in place too");
+        for (i, &fp) in fps.iter().enumerate().rev() {
+            assert_eq!(t.insert(fp), Insert::Seen(i as u32));
+        }
+        assert_eq!(t.len(), fps.len());
+        let mut f = FingerprintTable::<false>::default();
+        for &fp in &fps {
+            assert!(f.insert(fp).is_new());
+        }
+        assert!(fps.iter().all(|&fp| f.contains(fp)));
+        assert!(!f.contains((999 << 64) | u128::from(u64::MAX)));
+    }
+
+    #[test]
+    fn fpset_placement_out_of_order_and_wrapping() {
+        // Eight slots; entries in an order that needs every branch.
+        let len = 8usize;
+        // Home slot `h` of 8 is the top 3 of the low 64 bits.
+        let at_home = |h: u64| u128::from((h << 61) + 1);
+        let order = [
+            at_home(2),
+            at_home(2) | (1 << 64),
+            at_home(2) | (2 << 64), // home inside the run: after it
+            at_home(1),             // home before the run: probes
+            at_home(5),
+            at_home(7),
+            at_home(7) | (1 << 64), // runs off the end: wraps to slot 0
+            at_home(6),             // before the run again
+        ];
+        let mut bytes = vec![0u8; len * 16];
+        let mut ids = vec![0u32; len];
+        let mut at = Placement::default();
+        for (id, &fp) in order.iter().enumerate() {
+            at.place(&mut bytes, &mut ids, fp, id as u32);
+        }
+        // Every entry is reachable from its home without crossing an empty
+        // slot, and its id went with it.
+        for (id, &fp) in order.iter().enumerate() {
+            let mut i = home(fp, len);
+            while slot_at(&bytes, i) != fp {
+                assert_ne!(slot_at(&bytes, i), 0, "gap before {fp:#x}");
+                i = next_slot(i, len);
+            }
+            assert_eq!(ids[i], id as u32);
+        }
+        assert_eq!(slot_at(&bytes, 0), at_home(7) | (1 << 64));
+    }
+
+    /// `insert_all` gives what one `insert` per item gives, through growth
+    /// (heap and in place), duplicates and the zero fingerprint.
+    fn check_insert_all<const WITH_IDS: bool>() {
+        let mut items: Vec<u128> = Vec::new();
+        for i in 0..200_000u32 {
+            items.push(fingerprint(&(i % 150_000).to_le_bytes()));
+            if i % 40_000 == 7 {
+                items.push(0);
+            }
+        }
+        let mut one = FingerprintTable::<WITH_IDS>::default();
+        let want: Vec<Insert> = items.iter().map(|&fp| one.insert(fp)).collect();
+        let mut all = FingerprintTable::<WITH_IDS>::default();
+        let mut got = Vec::new();
+        // In pieces, as the engine does, one per chunk.
+        for piece in items.chunks(30_001) {
+            all.insert_all(piece, |&fp| fp, |&fp, ins| got.push((fp, ins)));
+        }
+        assert_eq!(got.len(), items.len());
+        for ((fp, ins), (&item, &w)) in got.iter().zip(items.iter().zip(&want)) {
+            assert_eq!((*fp, *ins), (item, w));
+        }
+        assert_eq!(all.len(), 150_001);
+        assert_eq!(all.len(), one.len());
+        assert!(all.slots.len() * 16 > HUGE_PAGE, "grown in place");
+    }
+
+    #[test]
+    fn fpset_insert_all_matches_insert() {
+        check_insert_all::<false>();
+        check_insert_all::<true>();
+    }
+
+    #[test]
+    fn fpset_next_len_steps() {
+        let mut len = MIN_SLOTS;
+        let mut seen = vec![len];
+        while len < 1 << 20 {
+            len = next_len(len);
+            seen.push(len);
+        }
+        let want = [
+            64, 256, 1024, 4096, 16384, 65536, 131072, 262144, 393216, 524288,
+        ];
+        assert_eq!(seen[..want.len()], want);
+        assert_eq!(seen.last(), Some(&(1 << 20)));
     }
 
     #[test]

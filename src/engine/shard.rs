@@ -71,16 +71,6 @@ impl ShardSet {
         }
     }
 
-    /// Starts loading the slot `fp` will use (fingerprint tables only).
-    #[inline]
-    pub fn touch(&self, fp: u128) {
-        match self {
-            Self::Fingerprints(t) => t.touch(fp),
-            Self::FingerprintIds(t) => t.touch(fp),
-            Self::Exact(_) => {}
-        }
-    }
-
     /// Number of distinct keys.
     pub fn len(&self) -> usize {
         match self {
