@@ -37,7 +37,7 @@
 //! # Collision bound
 //!
 //! By default the seen-set keeps only the 128-bit XXH3 fingerprint of each
-//! `uri` key (23 to 46 bytes per distinct key, see
+//! `uri` key (23 to 34 bytes per distinct key once a table passes 2 MiB, see
 //! [`fpset`]). Two different keys are merged only if their
 //! fingerprints collide. For `n` distinct keys the birthday bound gives a
 //! probability of at most about `n² / 2¹²⁹` that any collision happens at all:
