@@ -1,8 +1,9 @@
-//! Parse + normalize throughput: `urikey` (fast path, slow path, lenient
-//! crawl profile) next to `fluent_uri::UriRef::parse(..).normalize()` and
-//! `url::Url::parse(..).as_str()`, on the URL lists of `../shared/datasets`
-//! (when present), a generated canonical crawl list and other spellings of
-//! it (upper case, escapes, dot segments, ports, empty paths).
+//! Parse + normalize throughput: `urikey` (fast path with the CPU's scanner
+//! and with the portable one, slow path, lenient crawl profile) next to
+//! `fluent_uri::UriRef::parse(..).normalize()` and `url::Url::parse(..)
+//! .as_str()`, on the URL lists of `../shared/datasets` (when present), a
+//! generated canonical crawl list and other spellings of it (upper case,
+//! escapes, dot segments, ports, empty paths).
 //!
 //! Before timing, every dataset is checked: the fast and slow paths must
 //! give the same key for every line, and the number of valid lines and the
@@ -154,6 +155,7 @@ fn check(d: &Dataset, c: &Canonicalizer, label: &str) {
 
 fn bench(c: &mut Criterion) {
     let rfc = Canonicalizer::new(Normalizer::profile(Profile::Rfc));
+    let rfc_portable = rfc.clone().with_portable_scan();
     let crawl_lenient = Canonicalizer::new(Normalizer::profile(Profile::Crawl)).with_lenient(true);
     for d in datasets() {
         check(&d, &rfc, "rfc");
@@ -177,6 +179,12 @@ fn bench(c: &mut Criterion) {
             total
         };
         g.bench_function("urikey-rfc", |b| b.iter(|| black_box(run(&rfc, false))));
+        // The same with the portable scanner in the fast tier instead of the
+        // AVX2 one (the same where the CPU has no AVX2): what the library's
+        // only `unsafe` code buys.
+        g.bench_function("urikey-rfc-portable-scan", |b| {
+            b.iter(|| black_box(run(&rfc_portable, false)))
+        });
         g.bench_function("urikey-rfc-slow-path", |b| {
             b.iter(|| black_box(run(&rfc, true)))
         });
