@@ -116,7 +116,9 @@ impl SharedBytes {
         #[cfg(unix)]
         if let Backing::Map(map, previous) = &*self.0 {
             const BLOCK: usize = 64 << 10;
-            let from = previous.swap(range.start, Ordering::Relaxed).min(range.start);
+            let from = previous
+                .swap(range.start, Ordering::Relaxed)
+                .min(range.start);
             let start = from.div_ceil(BLOCK).saturating_mul(BLOCK);
             let end = (range.end.min(map.len()) / BLOCK) * BLOCK;
             if start < end {
