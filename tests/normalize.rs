@@ -751,7 +751,7 @@ mod props {
                 s.chars().map(|c| if next() & 1 == 1 { c.to_ascii_uppercase() } else { c }).collect()
             };
             let enc = |s: &str, next: &mut dyn FnMut() -> u8| -> String {
-                s.chars().map(|c| if c.is_ascii_alphanumeric() && next() % 4 == 0 {
+                s.chars().map(|c| if c.is_ascii_alphanumeric() && next().is_multiple_of(4) {
                     let h = format!("{:02X}", c as u32);
                     if next() & 1 == 1 { format!("%{h}") } else { format!("%{}", h.to_ascii_lowercase()) }
                 } else { c.to_string() }).collect()

@@ -299,7 +299,7 @@ mod tests {
                 .map(|k| {
                     let r = x.rotate_left(k as u32 * 7) ^ (k as u64).wrapping_mul(0x9E37);
                     // Mostly class bytes, so runs are long.
-                    if r % 8 == 0 {
+                    if r.is_multiple_of(8) {
                         alphabet[(r / 8 % alphabet.len() as u64) as usize]
                     } else {
                         b'a' + (r % 26) as u8
