@@ -179,7 +179,7 @@ fn dedup_rejects_format() {
 fn dedup_line_too_long() {
     let mut input = b"http://a.example/\n".to_vec();
     input.extend_from_slice(b"http://b.example/");
-    input.extend(std::iter::repeat(b'a').take(100));
+    input.extend(std::iter::repeat_n(b'a', 100));
     input.extend_from_slice(b"\nhttp://c.example/\n");
     let dir = TempDir::new().expect("temp dir");
     let f = write(&dir, "long.txt", &input);
