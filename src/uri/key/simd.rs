@@ -21,9 +21,9 @@
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{
-    __m256i, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8,
-    _mm256_set1_epi8, _mm256_setr_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
-    _mm256_srli_epi16,
+    __m256i, _mm256_and_si256, _mm256_broadcastsi128_si256, _mm256_cmpeq_epi8, _mm256_loadu_si256,
+    _mm256_movemask_epi8, _mm256_set1_epi8, _mm256_setzero_si256, _mm256_shuffle_epi8,
+    _mm256_srli_epi16, _mm_setr_epi8,
 };
 
 use super::http::{HttpWriter, Written};
@@ -128,7 +128,7 @@ const fn nibbles(c: u8) -> Nibbles {
 #[inline]
 fn lanes(t: &[u8; 16]) -> __m256i {
     let b = |k: usize| t[k] as i8;
-    _mm256_setr_epi8(
+    _mm256_broadcastsi128_si256(_mm_setr_epi8(
         b(0),
         b(1),
         b(2),
@@ -145,23 +145,7 @@ fn lanes(t: &[u8; 16]) -> __m256i {
         b(13),
         b(14),
         b(15),
-        b(0),
-        b(1),
-        b(2),
-        b(3),
-        b(4),
-        b(5),
-        b(6),
-        b(7),
-        b(8),
-        b(9),
-        b(10),
-        b(11),
-        b(12),
-        b(13),
-        b(14),
-        b(15),
-    )
+    ))
 }
 
 /// Bit `k` is set when byte `k` of `block` is outside the class of the
@@ -169,23 +153,9 @@ fn lanes(t: &[u8; 16]) -> __m256i {
 #[target_feature(enable = "avx2")]
 #[inline]
 fn outside(block: &[u8; 32], lo: __m256i, hi: __m256i) -> u32 {
-    outside_of(load(block), lo, hi)
-}
-
-/// The 32 bytes of `block`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn load(block: &[u8; 32]) -> __m256i {
     // SAFETY: `block` refers to 32 readable bytes, exactly what the load
     // reads; `loadu` has no alignment requirement.
-    unsafe { _mm256_loadu_si256(block.as_ptr().cast()) }
-}
-
-/// Bit `k` is set when byte `k` of `v` is outside the class of the nibble
-/// tables `lo` and `hi`.
-#[target_feature(enable = "avx2")]
-#[inline]
-fn outside_of(v: __m256i, lo: __m256i, hi: __m256i) -> u32 {
+    let v = unsafe { _mm256_loadu_si256(block.as_ptr().cast()) };
     let low_nibble = _mm256_set1_epi8(0x0f);
     let l = _mm256_and_si256(v, low_nibble);
     let h = _mm256_and_si256(_mm256_srli_epi16::<4>(v), low_nibble);
