@@ -17,12 +17,13 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::uri::key::{fingerprint, Canonicalizer, KeyFormat, KeyScratch};
+use crate::uri::key::{fingerprint, KeyFormat, KeyScratch, Keyer};
 
 use super::chunk::Chunk;
 use super::fpset::Insert;
+use super::lines::{find_field, trim_cr};
 use super::shard::{shard_of, ShardSet, SHARDS};
-use super::{Emit, Field, Output, Problem};
+use super::{Emit, Field, Problem, Select};
 
 /// Flag bit of a line whose key had not been seen before.
 const NEW: u32 = 1 << 31;
@@ -98,7 +99,7 @@ impl Entry {
 /// What phase 1 needs besides the chunk.
 pub struct ScanConfig<'a> {
     /// Turns lines into keys.
-    pub canonicalizer: &'a Canonicalizer,
+    pub keyer: &'a Keyer,
     /// Take the URL from this column.
     pub field: Option<Field>,
     /// Longest accepted line.
@@ -165,7 +166,7 @@ impl Work {
             };
             let cut_short = truncated_tail && next == data.len() && end == data.len();
             let raw = &data[pos..end];
-            let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let line = trim_cr(raw);
             let line = if cut_short { raw } else { line };
             // `pos` and lengths fit in u32: chunks are capped well below 4 GiB.
             let start = pos as u32;
@@ -196,15 +197,16 @@ impl Work {
                         index: field_start as u32,
                         problem: Problem::MissingField,
                     }),
-                    Some(url) => match cfg.canonicalizer.uri_key(url, scratch) {
+                    Some(url) => match cfg.keyer.uri_key(url, scratch) {
                         Err(e) => self.invalid.push(Invalid {
                             ordinal,
                             start,
                             len: line.len() as u32,
                             index: (field_start + e.index()) as u32,
-                            problem: Problem::Parse(e.kind()),
+                            problem: Problem::Key(e.kind()),
                         }),
                         Ok(key) => {
+                            let key = key.as_bytes();
                             let fp = fingerprint(key);
                             let shard = shard_of(fp);
                             let rec = self.recs.len() as u32;
@@ -284,12 +286,12 @@ impl Work {
     /// Appends what `emit` prints for valid line `rec` (no newline).
     fn emit_into(&self, rec: &LineRec, r: &Render<'_>, out: &mut Vec<u8>) {
         match r.emit {
-            Emit::Canonical(format) if r.field.is_none() => {
+            Emit::Key if r.field.is_none() => {
                 let key = self.key(rec);
-                if format == KeyFormat::Uri {
+                if r.keyer.format() == KeyFormat::Uri {
                     out.extend_from_slice(key);
                 } else {
-                    r.canonicalizer.write_key(key, format, out);
+                    r.keyer.write_key(key, out);
                 }
             }
             _ => out.extend_from_slice(self.line(rec)),
@@ -304,10 +306,10 @@ impl Work {
         out.reserve(self.bytes().len() + 1);
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, _) = self.flag(i);
-            let selected = match r.output {
-                Output::Unique => is_new,
-                Output::Duplicates => !is_new,
-                Output::Counts => false,
+            let selected = match r.select {
+                Select::Unique => is_new,
+                Select::Duplicates => !is_new,
+                Select::Counts => false,
             };
             if selected {
                 self.emit_into(rec, r, &mut out);
@@ -352,13 +354,13 @@ impl Work {
         let mut runs = std::mem::take(&mut self.runs);
         runs.clear();
         let data = self.bytes();
-        let keys = matches!(r.emit, Emit::Canonical(_)) && r.field.is_none();
+        let keys = r.emit == Emit::Key && r.field.is_none();
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, _) = self.flag(i);
-            let selected = match r.output {
-                Output::Unique => is_new,
-                Output::Duplicates => !is_new,
-                Output::Counts => false,
+            let selected = match r.select {
+                Select::Unique => is_new,
+                Select::Duplicates => !is_new,
+                Select::Counts => false,
             };
             if !selected {
                 continue;
@@ -426,11 +428,11 @@ pub struct Render<'a> {
     /// What to print for a line.
     pub emit: Emit,
     /// Which lines to print.
-    pub output: Output,
+    pub select: Select,
     /// Column mode prints whole lines.
     pub field: Option<Field>,
     /// Formats keys in `surt`/`hash` form.
-    pub canonicalizer: &'a Canonicalizer,
+    pub keyer: &'a Keyer,
 }
 
 impl Render<'_> {
@@ -439,8 +441,8 @@ impl Render<'_> {
     /// where they are, without rendering them first.
     pub fn in_memory(&self) -> bool {
         let formatted =
-            matches!(self.emit, Emit::Canonical(f) if f != KeyFormat::Uri) && self.field.is_none();
-        !formatted && self.output != Output::Counts
+            self.emit == Emit::Key && self.keyer.format() != KeyFormat::Uri && self.field.is_none();
+        !formatted && self.select != Select::Counts
     }
 }
 
@@ -547,18 +549,6 @@ pub struct Uniques {
     pub ends: Vec<u64>,
 }
 
-/// The column `f` of `line`, as a range, or `None` when the line has fewer
-/// columns.
-fn find_field(line: &[u8], f: Field) -> Option<(usize, usize)> {
-    let mut start = 0usize;
-    let mut delims = memchr::memchr_iter(f.delimiter, line);
-    for _ in 0..f.index {
-        start = delims.next()? + 1;
-    }
-    let end = delims.next().unwrap_or(line.len());
-    Some((start, end))
-}
-
 /// Where `inner` starts within `outer`, when it is a sub-slice of it.
 fn offset_within(outer: &[u8], inner: &[u8]) -> Option<usize> {
     let o = outer.as_ptr() as usize;
@@ -571,22 +561,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn batch_find_field_columns() {
-        let f = |index| Field {
-            index,
-            delimiter: b'\t',
-        };
-        assert_eq!(find_field(b"a\tbb\tc", f(0)), Some((0, 1)));
-        assert_eq!(find_field(b"a\tbb\tc", f(1)), Some((2, 4)));
-        assert_eq!(find_field(b"a\tbb\tc", f(2)), Some((5, 6)));
-        assert_eq!(find_field(b"a\tbb\tc", f(3)), None);
-        assert_eq!(find_field(b"a\t", f(1)), Some((2, 2)));
-    }
-
-    #[test]
     fn batch_gather_selected_from_chunk_and_arena() {
         use super::super::chunk::ChunkData;
-        let canon = Canonicalizer::default();
+        let canon = Keyer::default();
         let data = b"http://a/x\nHTTP://A/y\r\nhttp://a/x\nhttp://a/%7e\nhttp://a/w".to_vec();
         let mut work = Work {
             chunk: Some(Chunk {
@@ -598,7 +575,7 @@ mod tests {
             ..Work::default()
         };
         let scan = ScanConfig {
-            canonicalizer: &canon,
+            keyer: &canon,
             field: None,
             max_line_bytes: 100,
             keep_keys: true,
@@ -610,10 +587,10 @@ mod tests {
             f.store(if i == 2 { 0 } else { NEW }, Ordering::Relaxed);
         }
         let mut render = Render {
-            emit: Emit::Canonical(KeyFormat::Uri),
-            output: Output::Unique,
+            emit: Emit::Key,
+            select: Select::Unique,
             field: None,
-            canonicalizer: &canon,
+            keyer: &canon,
         };
         let mut out = b"before\n".to_vec();
         work.gather_selected(&render, &mut out);
@@ -628,7 +605,7 @@ mod tests {
             String::from_utf8_lossy(&out),
             "http://a/x\nHTTP://A/y\nhttp://a/%7e\nhttp://a/w\n"
         );
-        render.output = Output::Duplicates;
+        render.select = Select::Duplicates;
         let mut out = Vec::new();
         work.gather_selected(&render, &mut out);
         assert_eq!(out, b"http://a/x\n");

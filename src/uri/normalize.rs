@@ -28,21 +28,24 @@
 //! nothing (the property tests check this for random flag sets).
 //!
 //! ```
+//! use urikey::uri::key::{KeyScratch, Keyer};
 //! use urikey::uri::normalize::{Flag, Normalizer, Profile};
-//! let n = Normalizer::default(); // profile `rfc`
-//! assert_eq!(n.normalize_str("HTTP://Example.COM:80/a/./b/%7e")?, "http://example.com/a/b/~");
-//! let crawl = Normalizer::profile(Profile::Crawl).with(Flag::SortQuery);
-//! assert_eq!(crawl.normalize_str("http://0x7f.1/?b=2&a=1#top")?, "http://127.0.0.1/?a=1&b=2");
+//! let mut scratch = KeyScratch::default();
+//! let rfc = Keyer::new(Normalizer::default()); // profile `rfc`
+//! let key = rfc.key(b"HTTP://Example.COM:80/a/./b/%7e", &mut scratch)?;
+//! assert_eq!(key.as_str(), "http://example.com/a/b/~");
+//! let crawl = Keyer::new(Normalizer::profile(Profile::Crawl).with(Flag::SortQuery));
+//! let key = crawl.key(b"http://0x7f.1/?b=2&a=1#top", &mut scratch)?;
+//! assert_eq!(key.as_str(), "http://127.0.0.1/?a=1&b=2");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use core::fmt;
 
-use super::error::ParseError;
 use super::meta::HostKind;
 use super::scheme::{self, SchemeInfo};
 use super::table::{self, HEX_UPPER};
-use super::{RawRef, UriRef};
+use super::RawRef;
 
 macro_rules! flags {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
@@ -317,7 +320,7 @@ impl Default for Normalizer {
     }
 }
 
-/// Reusable buffers for [`Normalizer::normalize_with`]; keeping one per
+/// Reusable buffers for the normalizer's writer; keeping one per
 /// thread avoids any allocation once the buffers have grown.
 #[derive(Default, Debug, Clone)]
 pub struct NormalizeScratch {
@@ -382,37 +385,10 @@ impl Normalizer {
         self.flags.has(flag)
     }
 
-    /// Parses `s` strictly and returns its normalized form.
-    ///
-    /// # Errors
-    /// The [`ParseError`] when `s` is not a URI-reference.
-    pub fn normalize_str(&self, s: &str) -> Result<String, ParseError> {
-        let u = UriRef::parse(s)?;
-        let mut out = Vec::with_capacity(s.len() + 1);
-        self.normalize_into(&u, &mut out);
-        // The output is ASCII: every byte written is either copied from the
-        // (ASCII) input or an ASCII byte produced here.
-        Ok(String::from_utf8_lossy(&out).into_owned())
-    }
-
-    /// Appends the normalized form of `u` to `out`.
-    pub fn normalize_into(&self, u: &UriRef<'_>, out: &mut Vec<u8>) {
-        self.normalize_with(u, out, &mut NormalizeScratch::default());
-    }
-
     /// Appends the normalized form of `u` to `out`, using `scratch` for the
-    /// temporary buffers (no allocation once they have grown).
-    pub fn normalize_with(
-        &self,
-        u: &UriRef<'_>,
-        out: &mut Vec<u8>,
-        scratch: &mut NormalizeScratch,
-    ) {
-        self.normalize_raw(&u.raw(), out, scratch);
-    }
-
-    /// [`normalize_with`](Self::normalize_with) for a reference parsed
-    /// from bytes.
+    /// temporary buffers (no allocation once they have grown). The public
+    /// way in is [`Keyer`](crate::uri::key::Keyer), whose one-pass tier
+    /// skips this for most lines.
     pub(crate) fn normalize_raw(
         &self,
         u: &RawRef<'_>,

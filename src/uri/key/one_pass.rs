@@ -1,4 +1,4 @@
-//! The fast tier of [`uri_key`](super::Canonicalizer::uri_key): one pass
+//! The fast tier of [`uri_key`](super::Keyer::uri_key): one pass
 //! over a `scheme://[userinfo@]host[:port]/path?query#frag` line that
 //! checks it and applies the normalization rules straight from its bytes.
 //! The web schemes (`http`, `https`, `ws`, `wss`, `ftp`) are matched as one
@@ -11,7 +11,7 @@
 //! walks every component again and writes a copy. This writer reads each
 //! byte once, eight at a time where it can, and writes nothing until the
 //! first change: a canonical line is its own key, and a changed one is
-//! written from its unchanged runs and the edits ([`Lazy`]).
+//! written from its unchanged runs and the edits ([`CopyOnWrite`]).
 //!
 //! It hands anything it does not cover to the general path (`None`): a
 //! reference without `://` (relative, `urn:`, `mailto:`...), an IPvFuture
@@ -31,7 +31,7 @@ use crate::uri::table;
 
 /// The flags of one canonicalizer, read once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct HttpWriter {
+pub(super) struct OnePassWriter {
     enabled: bool,
     lowercase_scheme: bool,
     lowercase_host: bool,
@@ -49,7 +49,7 @@ pub(super) struct HttpWriter {
     host_rules: bool,
 }
 
-impl HttpWriter {
+impl OnePassWriter {
     /// The writer for `flags`; `enabled` says whether the flags allow it.
     pub(super) fn new(flags: Flags, enabled: bool) -> Self {
         Self {
@@ -83,13 +83,13 @@ impl HttpWriter {
     ///
     /// The line is scanned once; while it needs no change nothing is
     /// written, and positions in `out` equal positions in `s`. The first
-    /// change copies the clean prefix to `out` (see [`Lazy`]).
+    /// change copies the clean prefix to `out` (see [`CopyOnWrite`]).
     #[inline(always)]
     pub(super) fn key<S: Scan>(&self, sc: S, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
         if s.len() >= u32::MAX as usize {
             return None; // the parser's TooLong error
         }
-        let mut w = Lazy {
+        let mut w = CopyOnWrite {
             s,
             out,
             from: 0,
@@ -204,7 +204,7 @@ impl HttpWriter {
     /// by `://`: returns its length, default port and whether an empty path
     /// is `/` for it.
     #[inline(never)]
-    fn other_scheme(&self, w: &mut Lazy<'_>) -> Option<(usize, Option<u16>, bool)> {
+    fn other_scheme(&self, w: &mut CopyOnWrite<'_>) -> Option<(usize, Option<u16>, bool)> {
         let s = w.s;
         if !s.first()?.is_ascii_alphabetic() {
             return None;
@@ -238,7 +238,7 @@ impl HttpWriter {
     fn host_port<S: Scan>(
         &self,
         sc: S,
-        w: &mut Lazy<'_>,
+        w: &mut CopyOnWrite<'_>,
         start: usize,
         default_port: Option<u16>,
     ) -> Option<usize> {
@@ -278,7 +278,7 @@ impl HttpWriter {
     /// Reads `userinfo "@"` from `s[start]` (escape rules only, no case
     /// change); returns the index of the `@`.
     #[inline(never)]
-    fn userinfo<S: Scan>(&self, sc: S, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+    fn userinfo<S: Scan>(&self, sc: S, w: &mut CopyOnWrite<'_>, start: usize) -> Option<usize> {
         let mut i = start;
         loop {
             i = sc.skip::<F_USERINFO>(w.s, i);
@@ -294,7 +294,7 @@ impl HttpWriter {
     /// Reads an IPv6 literal `[...]` from `s[start]`; returns where it
     /// ends. An IPvFuture literal is the general path's.
     #[inline(never)]
-    fn ip_literal(&self, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+    fn ip_literal(&self, w: &mut CopyOnWrite<'_>, start: usize) -> Option<usize> {
         let s = w.s;
         let close = start + s.get(start..)?.iter().position(|&b| b == b']')?;
         let inner = s.get(start + 1..close)?;
@@ -341,7 +341,7 @@ impl HttpWriter {
     /// Handles the escape at `s[i]` (checked): rewrites it when the escape
     /// rules change it and `write` is set. Returns the octet it encodes.
     #[inline(always)]
-    fn escape(&self, w: &mut Lazy<'_>, i: usize, write: bool) -> Option<u8> {
+    fn escape(&self, w: &mut CopyOnWrite<'_>, i: usize, write: bool) -> Option<u8> {
         let (&h, &l) = (w.s.get(i + 1)?, w.s.get(i + 2)?);
         let (hv, lv) = (hex(h), hex(l));
         if (hv | lv) & 16 != 0 {
@@ -365,7 +365,7 @@ impl HttpWriter {
     fn escaped<S: Scan>(
         &self,
         sc: S,
-        w: &mut Lazy<'_>,
+        w: &mut CopyOnWrite<'_>,
         mut i: usize,
         write: bool,
     ) -> Option<usize> {
@@ -477,7 +477,7 @@ impl WebScheme {
     }
 }
 
-/// What [`HttpWriter::key`] found.
+/// What [`OnePassWriter::key`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Written {
     /// The key is `s[..len]`.
@@ -490,14 +490,14 @@ pub(super) enum Written {
 /// `dirty` is false, `out` is not used at all and `from` is 0: the key so
 /// far is a prefix of `s`, so a position in the key is the same position in
 /// `s`. The first edit copies that prefix to `out`.
-struct Lazy<'a> {
+struct CopyOnWrite<'a> {
     s: &'a [u8],
     out: &'a mut Vec<u8>,
     from: usize,
     dirty: bool,
 }
 
-impl Lazy<'_> {
+impl CopyOnWrite<'_> {
     /// Replaces `s[at..resume]` (with `from <= at <= resume`) by `with`.
     #[inline(always)]
     fn edit(&mut self, at: usize, resume: usize, with: &[u8]) {
