@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::uri::key::KeyScratch;
 
-use super::batch::{Render, ScanConfig, ShardState, Uniques, Work};
+use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
 use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
 use super::input::{self, Input, Source};
@@ -90,7 +90,7 @@ pub fn run(
         // A batch is handed over only when the writer is free, so at most
         // two batches exist: one being written, one being processed.
         let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
-        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<Work>>();
+        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ChunkState>>();
         let render = &render;
         let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx, render));
 
@@ -194,7 +194,7 @@ fn read_inputs(
 enum ToWriter {
     /// A processed batch: its selected lines are written, then the batch
     /// is sent back for reuse.
-    Batch(Vec<Work>),
+    Batch(Vec<ChunkState>),
     /// Bytes to write as they are (the counts output).
     Bytes(Vec<u8>),
 }
@@ -205,7 +205,7 @@ enum ToWriter {
 fn write_all(
     output: &mut (dyn Write + Send),
     rx: &Receiver<ToWriter>,
-    recycle: &mpsc::Sender<Vec<Work>>,
+    recycle: &mpsc::Sender<Vec<ChunkState>>,
     render: &Render<'_>,
 ) -> io::Result<()> {
     let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
@@ -247,7 +247,7 @@ struct Driver<'a> {
     lines_in: Vec<u64>,
     /// End offset of the last chunk of each input.
     input_end: Vec<u64>,
-    spare: Vec<Work>,
+    spare: Vec<ChunkState>,
     uniques: Uniques,
     stats: Stats,
 }
@@ -297,11 +297,11 @@ impl<'a> Driver<'a> {
         chunks: &Receiver<Result<Chunk, Error>>,
         batch_len: usize,
         out: &SyncSender<ToWriter>,
-        recycled: &Receiver<Vec<Work>>,
+        recycled: &Receiver<Vec<ChunkState>>,
         observer: &mut dyn Observer,
         progress: impl Fn(u64) -> Progress,
     ) -> Result<Stats, Error> {
-        let mut batch: Vec<Work> = Vec::with_capacity(batch_len);
+        let mut batch: Vec<ChunkState> = Vec::with_capacity(batch_len);
         loop {
             let mut ended = false;
             while let Ok(mut back) = recycled.try_recv() {
@@ -357,7 +357,7 @@ impl<'a> Driver<'a> {
     }
 
     /// The three phases for one batch.
-    fn process(&mut self, batch: &mut [Work], observer: &mut dyn Observer) {
+    fn process(&mut self, batch: &mut [ChunkState], observer: &mut dyn Observer) {
         let config = self.config;
         let keep_keys = config.exact || (config.emit == Emit::Key && config.field.is_none());
         let scan = ScanConfig {
@@ -380,7 +380,7 @@ impl<'a> Driver<'a> {
 
         let counting = config.select == Select::Counts;
         let exact = config.exact;
-        let works: &[Work] = batch;
+        let works: &[ChunkState] = batch;
         let new: u64 = self.pool.install(|| {
             self.shards
                 .par_iter_mut()
@@ -389,7 +389,7 @@ impl<'a> Driver<'a> {
                 .map(|(s, shard)| shard.insert_batch(s, works, exact, counting))
                 .sum()
         });
-        let valid: u64 = batch.iter().map(Work::valid).sum();
+        let valid: u64 = batch.iter().map(ChunkState::valid).sum();
         self.stats.unique += new;
         self.stats.duplicates += valid - new;
 
@@ -409,7 +409,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Line numbers, counters and invalid-line reports, in input order.
-    fn account(&mut self, batch: &[Work], observer: &mut dyn Observer) {
+    fn account(&mut self, batch: &[ChunkState], observer: &mut dyn Observer) {
         for work in batch {
             let Some(chunk) = &work.chunk else { continue };
             let first_line = self.lines_in[chunk.input];

@@ -17,6 +17,7 @@ pub mod lenient;
 mod meta;
 pub mod normalize;
 mod parse;
+pub mod path;
 pub mod pct;
 pub mod resolve;
 pub mod scheme;

@@ -43,6 +43,7 @@ mod simd;
 use super::error::ParseError;
 use super::lenient::{self, LenientScratch};
 use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
+use super::pct;
 use super::surt;
 use super::RawRef;
 pub use config::{ConfigError, FlagList, FlagSetting, KeyConfig};
@@ -418,7 +419,7 @@ pub fn write_key(uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
         KeyFormat::Hash => {
             let h = fingerprint(uri_key);
             for shift in (0..32).rev() {
-                out.push(b"0123456789abcdef"[((h >> (shift * 4)) & 0xf) as usize]);
+                out.push(pct::HEX_LOWER[((h >> (shift * 4)) & 0xf) as usize]);
             }
         }
     }

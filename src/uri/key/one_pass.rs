@@ -24,7 +24,9 @@ use super::scan::{
     hex, Scan, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
 };
 use crate::uri::host;
-use crate::uri::normalize::{write_ipv6, Flag, Flags};
+use crate::uri::host::write_ipv6;
+use crate::uri::normalize::{Flag, Flags};
+use crate::uri::path::remove_dot_segments_in_place;
 use crate::uri::pct;
 use crate::uri::scheme;
 use crate::uri::table;
@@ -432,12 +434,13 @@ impl OnePassWriter {
 /// it is written in lower case.
 #[inline(always)]
 fn scheme_of(head: u64) -> Option<(&'static [u8], u16, bool)> {
+    // Names and default ports come from the one scheme table.
     const SCHEMES: [WebScheme; 5] = [
-        WebScheme::new(b"http", 80),
-        WebScheme::new(b"https", 443),
-        WebScheme::new(b"ftp", 21),
-        WebScheme::new(b"ws", 80),
-        WebScheme::new(b"wss", 443),
+        WebScheme::of(scheme::HTTP),
+        WebScheme::of(scheme::HTTPS),
+        WebScheme::of(scheme::FTP),
+        WebScheme::of(scheme::WS),
+        WebScheme::of(scheme::WSS),
     ];
     SCHEMES.iter().find_map(|w| {
         ((head | w.fold) & w.mask == w.word).then_some((w.name, w.port, head & w.mask == w.word))
@@ -457,7 +460,12 @@ struct WebScheme {
 }
 
 impl WebScheme {
-    const fn new(name: &'static [u8], port: u16) -> Self {
+    const fn of(info: scheme::SchemeInfo) -> Self {
+        let name = info.name.as_bytes();
+        let port = match info.default_port {
+            Some(p) => p,
+            None => 0,
+        };
         let mut word = [0u8; 8];
         let mut i = 0;
         while i < name.len() {
@@ -552,62 +560,6 @@ impl CopyOnWrite<'_> {
     }
 }
 
-/// `remove_dot_segments` (RFC 3986 §5.2.4) of the path at `out[start..]`,
-/// which is empty or starts with `/`, in place; `out[from]` is the `/`
-/// before the first segment that may be a dot segment (or `from` is
-/// `start`).
-///
-/// For such a path the five rules of the RFC amount to a stack of
-/// segments: a `.` segment is dropped, a `..` segment drops the segment
-/// before it (if any), and either one leaves a trailing `/` when it is the
-/// last. The result is never longer than the path, so it is written over
-/// it, segment by segment. The tests compare it with
-/// [`remove_dot_segments`](crate::uri::normalize::remove_dot_segments) on
-/// every short path.
-fn remove_dot_segments_in_place(out: &mut Vec<u8>, start: usize, from: usize) {
-    let end = out.len();
-    // Segments before `from` (a '/' in the path, or its start) are plain:
-    // they stay where they are.
-    let from = from.clamp(start, end);
-    let mut r = from; // at the '/' before the next segment
-    let mut w = from; // end of the output path
-    while r < end {
-        let mut seg_end = r + 1;
-        while seg_end < end && out[seg_end] != b'/' {
-            seg_end += 1;
-        }
-        // out[r + 1..seg_end] is the segment.
-        let dot = |k: usize| out[r + k] == b'.';
-        let (single, double) = match seg_end - r - 1 {
-            1 => (dot(1), false),
-            2 => (false, dot(1) && dot(2)),
-            _ => (false, false),
-        };
-        if single || double {
-            if double {
-                // Drop the last output segment and its '/'.
-                while w > start {
-                    w -= 1;
-                    if out[w] == b'/' {
-                        break;
-                    }
-                }
-            }
-            if seg_end == end {
-                out[w] = b'/';
-                w += 1;
-            }
-        } else {
-            if w != r {
-                out.copy_within(r..seg_end, w);
-            }
-            w += seg_end - r;
-        }
-        r = seg_end;
-    }
-    out.truncate(w);
-}
-
 /// Does a path segment end at `j` (end, `/`, `?` or `#`)?
 #[inline(always)]
 fn segment_ends(s: &[u8], j: usize) -> bool {
@@ -633,49 +585,10 @@ mod tests {
     }
 
     #[test]
-    fn dot_segments_in_place_match_the_rfc_algorithm() {
-        // Every path of up to nine bytes over "/", ".", "a" that starts
-        // with "/", and the empty path.
-        let mut paths = vec![Vec::new()];
-        let mut frontier = vec![b"/".to_vec()];
-        for _ in 0..9 {
-            let mut next = Vec::new();
-            for p in &frontier {
-                for b in [b'/', b'.', b'a'] {
-                    let mut q = p.clone();
-                    q.push(b);
-                    next.push(q);
-                }
-            }
-            paths.append(&mut frontier);
-            frontier = next;
-        }
-        paths.append(&mut frontier);
-        assert!(paths.len() > 9000);
-        for path in paths {
-            let mut want = b"http://h".to_vec();
-            crate::uri::normalize::remove_dot_segments(&path, &mut want);
-            let mut got = b"http://h".to_vec();
-            got.extend_from_slice(&path);
-            remove_dot_segments_in_place(&mut got, 8, 8);
-            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
-            // Starting at the '/' before the first dot segment.
-            let first = path
-                .windows(2)
-                .position(|w| w == b"/.")
-                .map_or(path.len(), |p| p);
-            let mut got = b"http://h".to_vec();
-            got.extend_from_slice(&path);
-            remove_dot_segments_in_place(&mut got, 8, 8 + first);
-            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
-        }
-    }
-
-    #[test]
     fn hex_table_matches_hex_value() {
         for b in 0..=255u8 {
             let h = hex(b);
-            match table::hex_value(b) {
+            match pct::hex_value(b) {
                 Some(v) => {
                     assert_eq!(h & 15, v, "{b:#x}");
                     assert_eq!(h & 16, 0, "{b:#x}");
