@@ -286,7 +286,7 @@ impl Keyer {
     /// # Errors
     /// As for [`key`](Self::key); the offset is into `input` in lenient
     /// mode too.
-    #[inline]
+    #[inline(always)]
     pub fn uri_key<'i, 's>(
         &self,
         input: &'i [u8],
