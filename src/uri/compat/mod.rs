@@ -48,6 +48,8 @@ mod pyip;
 #[allow(clippy::all)]
 #[rustfmt::skip]
 mod tables;
+#[cfg(test)]
+mod tests;
 mod unicode;
 mod w3lib;
 
