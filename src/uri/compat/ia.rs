@@ -375,26 +375,26 @@ pub(super) fn write_key(
     let t = &raw[lead..];
     let t = &t[..t.len() - t.iter().rev().take_while(|b| space(b)).count()];
     let err = |reason| CompatError::new(lead, reason);
-    s.url.clear();
-    let has_scheme = t.first().is_some_and(u8::is_ascii_alphabetic) && {
-        let n = t
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
-            .count();
-        t.get(n) == Some(&b':')
-    };
     if t.is_empty() {
         // The reference reads `None.startswith` here.
         return Err(err(Reason::EmptyUrl));
     }
-    if !has_scheme {
-        s.url.extend_from_slice(b"http://");
-    }
+    s.url.clear();
+    s.url.extend_from_slice(b"http://");
     s.url.extend(
         t.iter()
             .copied()
             .filter(|b| !matches!(b, b'\t' | b'\n' | b'\r')),
     );
+    // A scheme is looked for after the tabs and newlines are gone.
+    let u = &s.url[7..];
+    let n = u
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+        .count();
+    if u.first().is_some_and(u8::is_ascii_alphabetic) && u.get(n) == Some(&b':') {
+        s.url.drain(..7);
+    }
     // `^(https?://)+` becomes its last repetition.
     let mut cut = 0;
     let mut last = 0;

@@ -455,7 +455,8 @@ fn key(
     if s.fpath[0] == b'/' {
         remove_dot_segments(&mut s.fpath, &mut s.tmp);
     }
-    if let Some(p) = params_at {
+    // Empty params (a trailing `;`) vanish: `urlunparse` tests `if params`.
+    if let Some(p) = params_at.filter(|&p| p + 1 < s.path.len()) {
         s.fpath.extend_from_slice(&s.path[p..]);
     }
 
