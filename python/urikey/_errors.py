@@ -17,9 +17,7 @@ class InvalidURIError(ValueError):
     reason: str
     position: int | None
 
-    def __init__(
-        self, message: str, index: int, reason: str, position: int | None = None
-    ) -> None:
+    def __init__(self, message: str, index: int, reason: str, position: int | None = None) -> None:
         super().__init__(message)
         self.index = index
         self.reason = reason
