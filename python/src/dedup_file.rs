@@ -5,6 +5,8 @@
 //! released, wakes every 100 ms to let Python check for signals. On an
 //! interrupt the output writer starts failing, which ends the run at its
 //! next write; the temporary output is removed and the exception raised.
+//! (Once the engine takes an observer that can ask it to stop, the run will
+//! stop between batches instead.)
 //! Output and rejects go to temporary files beside their targets and are
 //! renamed into place only when the run succeeds.
 
@@ -12,7 +14,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
@@ -25,6 +27,9 @@ use crate::options::{names, Spec};
 
 /// How often the waiting thread checks for signals.
 const POLL: Duration = Duration::from_millis(100);
+
+/// How long an interrupted call waits for the run to stop before returning.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// A file written under a temporary name and renamed into place by
 /// [`commit`](Self::commit); removed when dropped uncommitted.
@@ -81,12 +86,12 @@ impl Drop for PendingFile {
 }
 
 /// The output file, failing every write once `stop` is set.
-struct Stoppable<'a> {
+struct Stoppable {
     inner: BufWriter<File>,
-    stop: &'a AtomicBool,
+    stop: Arc<AtomicBool>,
 }
 
-impl Write for Stoppable<'_> {
+impl Write for Stoppable {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.stop.load(Ordering::Relaxed) {
             // Not `Interrupted`: `write_all` would retry that.
@@ -241,58 +246,48 @@ pub fn dedup_file<'py>(
         report.out = Some(BufWriter::with_capacity(1 << 16, f));
     }
 
-    let stop = AtomicBool::new(false);
+    let stop = Arc::new(AtomicBool::new(false));
     let mut out = Stoppable {
         inner: BufWriter::with_capacity(1 << 20, out_file),
-        stop: &stop,
+        stop: Arc::clone(&stop),
     };
-    let result = std::thread::scope(|scope| {
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        // A receiver is not `Sync`; the GIL-free waits borrow it through this.
-        let done_rx = std::sync::Mutex::new(done_rx);
-        let wait = |timeout: Option<Duration>| match done_rx.lock() {
-            Ok(rx) => match timeout {
-                Some(t) => rx.recv_timeout(t),
-                None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-            },
-            Err(_) => Err(mpsc::RecvTimeoutError::Disconnected),
-        };
-        let config = &config;
-        let (out, report) = (&mut out, &mut report);
-        let worker = scope.spawn(move || {
-            let r = engine::run(config, inputs, out, &mut |inv| report.report(inv))
+    // The run owns everything it touches, so that an interrupted call can
+    // return while a run stuck on its input (a pipe that stays open) winds
+    // down on its own; its files are removed by this thread all the same.
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("urikey-dedup".to_owned())
+        .spawn(move || {
+            let r = engine::run(&config, inputs, &mut out, &mut |inv| report.report(inv))
                 .and_then(|stats| out.flush().map(|()| stats).map_err(engine::Error::Write));
-            let _ = done_tx.send(());
-            r
-        });
-        let mut interrupted = None;
-        loop {
-            match py.allow_threads(|| wait(Some(POLL))) {
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
-                        stop.store(true, Ordering::Relaxed);
-                        interrupted = Some(e);
-                        // Wait for the run to see the flag, GIL released.
-                        let _ = py.allow_threads(|| wait(None));
-                        break;
-                    }
+            let _ = done_tx.send((r, report));
+        })
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("cannot start the run: {e}")))?;
+    // A receiver is not `Sync`; the GIL-free waits borrow it through this.
+    let done_rx = Mutex::new(done_rx);
+    let wait = |timeout: Duration| match done_rx.lock() {
+        Ok(rx) => rx.recv_timeout(timeout),
+        Err(_) => Err(mpsc::RecvTimeoutError::Disconnected),
+    };
+    let (result, mut report) = loop {
+        match py.allow_threads(|| wait(POLL)) {
+            Ok(done) => break done,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(interrupt) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    // Give the run a moment to stop at its next write.
+                    let _ = py.allow_threads(|| wait(STOP_GRACE));
+                    return Err(interrupt);
                 }
-                _ => break,
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                    "the dedup run failed unexpectedly",
+                ))
             }
         }
-        let joined = py.allow_threads(|| worker.join());
-        (joined, interrupted)
-    });
-    let stats = match result {
-        (_, Some(interrupt)) => return Err(interrupt),
-        (Ok(Ok(stats)), None) => stats,
-        (Ok(Err(e)), None) => return Err(engine_error(&e)),
-        (Err(_), None) => {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "the dedup run failed unexpectedly",
-            ))
-        }
     };
+    let stats = result.map_err(|e| engine_error(&e))?;
     if let Some(e) = report.error.take() {
         let path = rejects.as_deref().unwrap_or(Path::new("rejects"));
         return Err(io_err(path, e));
@@ -305,7 +300,6 @@ pub fn dedup_file<'py>(
             .and_then(|()| p.commit())
             .map_err(|e| io_err(&path, e))?;
     }
-    drop(out);
     pending_out.commit().map_err(|e| io_err(&output, e))?;
     stats_dict(py, &stats)
 }
