@@ -8,12 +8,16 @@ mod lines;
 mod messages;
 mod normalize;
 mod normalize_opts;
+mod output;
 mod parse;
 mod progress;
+mod report;
 mod resolve;
 mod rss;
 
 use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::time::Instant;
 
 use clap::{Parser, Subcommand};
 
@@ -39,8 +43,17 @@ enum Command {
     Resolve(resolve::ResolveArgs),
 }
 
+/// When the command line started: `--stats` times the whole run from here.
+static STARTED: OnceLock<Instant> = OnceLock::new();
+
+/// The start of the process (the first call of [`main`]).
+fn started() -> Instant {
+    *STARTED.get_or_init(Instant::now)
+}
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
+    started();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Dedup(a) => dedup::run(a),
