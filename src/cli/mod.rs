@@ -3,6 +3,7 @@
 //! outputs, and maps results to exit codes.
 
 mod dedup;
+mod generate;
 mod json;
 mod lines;
 mod messages;
@@ -41,6 +42,10 @@ enum Command {
     Parse(parse::ParseArgs),
     /// Resolve every line as a reference against a base URI (RFC 3986 §5.2).
     Resolve(resolve::ResolveArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(generate::CompletionsArgs),
+    /// Print the man page (roff), or write one per command into a directory.
+    Man(generate::ManArgs),
 }
 
 /// When the command line started: `--stats` times the whole run from here.
@@ -60,6 +65,8 @@ pub fn main() -> ExitCode {
         Command::Normalize(a) => normalize::run(a),
         Command::Parse(a) => parse::run(a),
         Command::Resolve(a) => resolve::run(a),
+        Command::Completions(a) => generate::completions(a),
+        Command::Man(a) => generate::man(a),
     };
     messages::finish(result)
 }

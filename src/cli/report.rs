@@ -3,7 +3,7 @@
 //!
 //! A closed or failing stderr must not end a run that writes its output
 //! elsewhere (`urikey dedup -o out.txt big.txt 2>&1 | head -2`): every
-//! message goes through [`say`], which drops write errors, where
+//! message goes through [`say!`](say), which drops write errors, where
 //! `eprintln!` would panic and lose the output file.
 
 use std::fmt;

@@ -17,7 +17,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// An output file; see the [module docs](self).
+/// An output file that appears whole or not at all: written under a
+/// temporary name in the target's directory, renamed over the target by
+/// [`OutputFile::commit`], removed when dropped uncommitted. A new file gets
+/// mode `0666` minus the umask, an existing one keeps its mode, a symbolic
+/// link is written through, and a device or pipe is written in place.
 #[derive(Debug)]
 pub struct OutputFile {
     file: File,
