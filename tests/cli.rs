@@ -193,7 +193,8 @@ fn cli_man_pages() {
         .success()
         .stdout(predicate::str::starts_with(".ie"))
         .stdout(predicate::str::contains(".TH urikey 1"))
-        .stdout(predicate::str::contains("urikey\\-dedup(1)"));
+        .stdout(predicate::str::contains("urikey\\-dedup(1)"))
+        .stdout(predicate::str::contains("130 interrupted"));
     let dir = tempfile::TempDir::new().expect("temp dir");
     urikey()
         .args(["man", "--dir"])

@@ -24,9 +24,15 @@ use clap::{Parser, Subcommand};
 
 pub use messages::Exit;
 
+/// The exit codes, for `--help` and the man page (the README's table).
+const EXIT_STATUS: &str = "Exit status: 0 success (invalid lines are reported, not fatal; a \
+closed output pipe is success); 1 some lines were invalid and --fail-on-invalid or \
+--on-invalid fail asked for an error; 2 usage or I/O error (no output file is left under its \
+name); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).";
+
 /// Turn URIs into canonical keys and deduplicate large URL dumps.
 #[derive(Parser, Debug)]
-#[command(name = "urikey", version, about, long_about = None)]
+#[command(name = "urikey", version, about, long_about = None, after_long_help = EXIT_STATUS)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
