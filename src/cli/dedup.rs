@@ -441,6 +441,27 @@ mod tests {
     }
 
     #[test]
+    fn dedup_first_duplicates_filter_any_split() {
+        let counts = b"1\ta\tx\n2\tb\n10\tc\n1\td\n3\te\tf\n";
+        for keep_count in [false, true] {
+            for piece in [1, 2, 5, counts.len()] {
+                let mut out: Vec<u8> = Vec::new();
+                let mut filter = FirstDuplicates::new(&mut out, keep_count);
+                for part in counts.chunks(piece) {
+                    filter.write_all(part).unwrap();
+                }
+                filter.flush().unwrap();
+                let want: &[u8] = if keep_count {
+                    b"2\tb\n10\tc\n3\te\tf\n"
+                } else {
+                    b"b\nc\ne\tf\n"
+                };
+                assert_eq!(out, want, "pieces of {piece}");
+            }
+        }
+    }
+
+    #[test]
     fn dedup_stats_json_shape() {
         let mut s = Stats {
             lines: 3,
