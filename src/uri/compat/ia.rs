@@ -203,15 +203,29 @@ fn normalize_path(path: &[u8], out: &mut Vec<u8>, ends: &mut Vec<(usize, usize)>
     }
 }
 
-/// Longest-prefix (greedy `^(.*)`) search for `^(.*)X(?:&(.*))?$` with `X`
-/// matched by `m` at a position (given the bytes from there and the
-/// distance to the next `&`; returning the length of `X`); rewrites `q` as
-/// the reference does.
-fn strip_query_id(q: &mut Vec<u8>, m: impl Fn(&[u8], usize) -> Option<usize>, tmp: &mut Vec<u8>) {
+/// Longest-prefix (greedy `^(.*)`) search for `^(.*)X(?:&(.*))?$`, where
+/// `X` has its first `=` at offset `eq_at`: the candidates are the `=`
+/// bytes, right to left. `m` gets the bytes from a candidate position and
+/// the distance to the next `&`, and returns the length of `X`; `q` is
+/// rewritten as the reference does.
+fn strip_query_id(
+    q: &mut Vec<u8>,
+    eq_at: usize,
+    m: impl Fn(&[u8], usize) -> Option<usize>,
+    tmp: &mut Vec<u8>,
+) {
     let mut next_amp = q.len();
-    for p in (0..=q.len()).rev() {
-        if q.get(p) == Some(&b'&') {
-            next_amp = p;
+    // `&` bytes at or after `scanned` are accounted for in `next_amp`.
+    let mut scanned = q.len();
+    for eq in memchr::memrchr_iter(b'=', q) {
+        let Some(p) = eq.checked_sub(eq_at) else {
+            break;
+        };
+        if p < scanned {
+            if let Some(a) = memchr::memchr(b'&', &q[p..scanned]) {
+                next_amp = p + a;
+            }
+            scanned = p;
         }
         let Some(len) = m(&q[p..], next_amp - p) else {
             continue;
@@ -241,6 +255,7 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     for key in [&b"jsessionid="[..], b"phpsessid=", b"sid="] {
         strip_query_id(
             q,
+            key.len() - 1,
             |s, _| {
                 (lit(s, key) && run(&s[key.len()..], 32, u8::is_ascii_alphanumeric))
                     .then_some(key.len() + 32)
@@ -250,6 +265,7 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     }
     strip_query_id(
         q,
+        20,
         |s, _| {
             (lit(s, b"aspsessionid")
                 && run(&s[12..], 8, u8::is_ascii_alphabetic)
@@ -261,6 +277,7 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     );
     strip_query_id(
         q,
+        4,
         |s, amp| {
             // `cfid=[^&]+&cftoken=[^&]+`: the runs end at the next `&`.
             if amp <= 5 || !lit(s, b"cfid=") || !lit(&s[amp..], b"&cftoken=") {
@@ -275,6 +292,10 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
 
 /// The two `stripPathSessionID` patterns, `^(.*/)(ID/)([^?]+\.aspx.*)$`.
 fn strip_path_ids(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    // Both patterns need `/(`.
+    if memchr::memmem::find(path, b"/(").is_none() {
+        return;
+    }
     let nested = |s: &[u8]| -> Option<usize> {
         // `\((?:[a-z]\([0-9a-z]{24}\))+\)/`
         if s.first() != Some(&b'(') {

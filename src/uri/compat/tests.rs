@@ -137,6 +137,14 @@ fn ia_surt_tricky_cases() {
         ("example.com", Some("com,example)/")),
         ("http://example.com?", Some("com,example)/")),
         ("http://user:pw@example.com/#frag", Some("com,example)/")),
+        ("http://e.com/?a=1&cfid=x&cftoken=2", Some("com,e)/?&a=1")),
+        ("http://e.com/?cfid=x&y&cftoken=2&q", Some("com,e)/?cfid=x&cftoken=2&q&y")),
+        ("http://e.com/?cfid=1&cftoken=2&cfid=3&cftoken=4&z", Some("com,e)/?cfid=1&cftoken=2&z")),
+        ("http://e.com/?x&cfid=&cftoken=2", Some("com,e)/?cfid=&cftoken=2&x")),
+        ("http://e.com/?cfid=a=b&cftoken=c=d&e", Some("com,e)/?e")),
+        ("http://e.com/?q=cfid=1&cftoken=2", Some("com,e)/?q=")),
+        ("http://e.com/?jsessionid=0123456789abcdef0123456789abcdef&jsessionid=0123456789abcdef0123456789abcdef", Some("com,e)/?&jsessionid=0123456789abcdef0123456789abcdef")),
+        ("http://e.com/?a=b&sid=0123456789abcdef0123456789abcdef=", Some("com,e)/?a=b&sid=0123456789abcdef0123456789abcdef=")),
     ];
     check(Compat::IaSurt, IA_SURT);
 }
