@@ -147,8 +147,12 @@ proptest::proptest! {
         let mut shared = CompatScratch::default();
         for c in Compat::ALL {
             for line in [&a, &b] {
-                let mut k1 = Vec::new();
+                let mut k1 = b"prefix ".to_vec();
                 let r1 = c.write_key(line, &mut k1, &mut shared);
+                if r1.is_err() {
+                    proptest::prop_assert_eq!(&k1[..], b"prefix ", "out changed on error");
+                }
+                k1.drain(..7);
                 let mut k2 = Vec::new();
                 let r2 = c.write_key(line, &mut k2, &mut CompatScratch::default());
                 proptest::prop_assert_eq!(r1, r2);

@@ -157,6 +157,12 @@ impl Ucd {
 
 /// CPython 3.11 `str.lower()` of `input`, appended to `out`.
 pub(super) fn lower(input: &str, out: &mut String) {
+    if input.is_ascii() {
+        let from = out.len();
+        out.push_str(input);
+        out[from..].make_ascii_lowercase();
+        return;
+    }
     for (i, c) in input.char_indices() {
         if c.is_ascii() {
             out.push(c.to_ascii_lowercase());
