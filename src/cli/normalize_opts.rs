@@ -38,11 +38,25 @@ pub struct NormalizeOpts {
     /// (128-bit fingerprint in hex).
     #[arg(long = "key", value_name = "FORMAT", default_value = "uri")]
     pub key: String,
+
+    /// Reproduce another tool's keys byte for byte instead: w3lib (w3lib
+    /// 2.5.0 canonicalize_url), w3lib-keep-fragments (the same with
+    /// keep_fragments=True) or ia-surt (surt 0.3.1 surt, the Internet
+    /// Archive's CDX key). These merge URLs that RFC 3986 keeps apart.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["profile", "with", "without", "lenient", "key"]
+    )]
+    pub compat: Option<String>,
 }
 
 impl NormalizeOpts {
     /// The key configuration these options describe.
     pub fn config(&self) -> anyhow::Result<KeyConfig> {
+        if let Some(name) = &self.compat {
+            return Ok(format!("compat={name}").parse()?);
+        }
         let mut config = KeyConfig {
             profile: self.profile.parse()?,
             lenient: self.lenient,

@@ -1,15 +1,4 @@
-//! An output file that appears whole or not at all.
-//!
-//! The output is written under a temporary name in the target's directory
-//! and renamed over the target only by [`OutputFile::commit`]; dropping it
-//! uncommitted removes the temporary file, so a failed or interrupted run
-//! never leaves a truncated file under the name the user gave. It behaves
-//! like `sort -o` or `cp` otherwise: a new file gets mode `0666` minus the
-//! umask, an existing file keeps its mode, and a symbolic link is written
-//! through to its target (the rename happens in the target's directory).
-//! A target that exists and is not a regular file (`/dev/null`, a named
-//! pipe, a terminal) is written in place: renaming over it would replace
-//! the device or pipe itself.
+//! An output file that appears whole or not at all ([`OutputFile`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -17,7 +6,18 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// An output file; see the [module docs](self).
+/// An output file that appears whole or not at all.
+///
+/// The output is written under a temporary name in the target's directory
+/// and renamed over the target only by [`commit`](Self::commit); dropping it
+/// uncommitted removes the temporary file, so a failed or interrupted run
+/// never leaves a truncated file under the name the user gave. It behaves
+/// like `sort -o` or `cp` otherwise: a new file gets mode `0666` minus the
+/// umask, an existing file keeps its mode, and a symbolic link is written
+/// through to its target (the rename happens in the target's directory).
+/// A target that exists and is not a regular file (`/dev/null`, a named
+/// pipe, a terminal) is written in place: renaming over it would replace
+/// the device or pipe itself.
 #[derive(Debug)]
 pub struct OutputFile {
     file: File,

@@ -9,6 +9,7 @@
 // fast tier (`key/simd.rs`), which opts in; everything else is safe.
 #![deny(unsafe_code)]
 
+pub mod compat;
 mod components;
 mod error;
 pub mod host;

@@ -19,6 +19,7 @@ use core::fmt;
 use core::str::FromStr;
 
 use super::{KeyFormat, Keyer};
+use crate::uri::compat::Compat;
 use crate::uri::normalize::{Flag, Normalizer, Profile};
 
 /// A configuration value that does not parse; the message names the
@@ -208,12 +209,14 @@ impl fmt::Display for FlagList {
 }
 
 /// Everything that decides a key: a profile, flags turned on and off on
-/// top of it, lenient input, and the key format. `Default` is profile
-/// `rfc`, strict, `uri` keys.
+/// top of it, lenient input, and the key format; or instead a
+/// compatibility preset, which reproduces another tool's keys. `Default` is
+/// profile `rfc`, strict, `uri` keys.
 ///
 /// As a string (`FromStr`/`Display`): the profile, then `+FLAGS` (turned
 /// on), `-FLAGS` (turned off), `lenient` and `key=FORMAT`, separated by
-/// spaces: `crawl +sort-query -remove-fragment lenient key=surt`.
+/// spaces: `crawl +sort-query -remove-fragment lenient key=surt`; or
+/// `compat=NAME` alone (`compat=w3lib`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct KeyConfig {
     /// The starting set of flags.
@@ -226,6 +229,9 @@ pub struct KeyConfig {
     pub lenient: bool,
     /// How keys are written.
     pub format: KeyFormat,
+    /// Reproduce this tool's keys instead (the fields above are then not
+    /// used, and must keep their defaults).
+    pub compat: Option<Compat>,
 }
 
 impl KeyConfig {
@@ -252,8 +258,37 @@ impl KeyConfig {
         n
     }
 
+    /// The configuration of a compatibility preset.
+    pub fn compat(preset: Compat) -> Self {
+        Self {
+            compat: Some(preset),
+            ..Self::default()
+        }
+    }
+
+    /// Checks that a compatibility preset comes alone.
+    ///
+    /// # Errors
+    /// A compat preset with a profile other than `rfc`, flags, lenient input
+    /// or a key format other than `uri`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if let Some(preset) = self.compat {
+            let alone = KeyConfig::compat(preset);
+            if *self != alone {
+                return Err(ConfigError::new(format!(
+                    "the compat preset {preset} reproduces another tool's keys: it takes no \
+                     profile, flags, lenient input or key format"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The keyer this configuration describes.
     pub fn keyer(&self) -> Keyer {
+        if let Some(preset) = self.compat {
+            return Keyer::compat(preset);
+        }
         Keyer::new(self.normalizer())
             .with_lenient(self.lenient)
             .with_format(self.format)
@@ -264,6 +299,18 @@ impl FromStr for KeyConfig {
     type Err = ConfigError;
     fn from_str(s: &str) -> Result<Self, ConfigError> {
         let mut words = s.split_whitespace();
+        if let Some(name) = s.trim_start().strip_prefix("compat=") {
+            let name = name.trim();
+            let preset: Compat = name
+                .parse()
+                .map_err(|e: crate::uri::compat::UnknownCompat| ConfigError::new(e.to_string()))?;
+            if words.nth(1).is_some() {
+                return Err(ConfigError::new(format!(
+                    "the compat preset {preset} comes alone in a key configuration"
+                )));
+            }
+            return Ok(KeyConfig::compat(preset));
+        }
         let mut config = KeyConfig {
             profile: words.next().unwrap_or("rfc").parse()?,
             ..KeyConfig::default()
@@ -289,6 +336,9 @@ impl FromStr for KeyConfig {
 
 impl fmt::Display for KeyConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(preset) = self.compat {
+            return write!(f, "compat={preset}");
+        }
         f.write_str(self.profile.name())?;
         if !self.enable.is_empty() {
             write!(f, " +{}", self.enable)?;
@@ -355,5 +405,24 @@ mod tests {
         assert!(c.keyer().is_lenient());
         assert_eq!(c.to_string().parse::<KeyConfig>(), Ok(c));
         assert_eq!("".parse::<KeyConfig>(), Ok(KeyConfig::default()));
+    }
+
+    #[test]
+    fn config_compat_comes_alone() {
+        let c: KeyConfig = "compat=w3lib".parse().unwrap();
+        assert_eq!(c, KeyConfig::compat(Compat::W3lib));
+        assert_eq!(c.to_string(), "compat=w3lib");
+        assert!(c.validate().is_ok());
+        assert!("compat=w3lib key=surt".parse::<KeyConfig>().is_err());
+        assert!("compat=nope".parse::<KeyConfig>().is_err());
+        let mut mixed = KeyConfig::compat(Compat::IaSurt);
+        mixed.lenient = true;
+        assert!(mixed.validate().is_err());
+        let k = c.keyer();
+        let mut scratch = super::super::KeyScratch::default();
+        let key = k
+            .key(b"http://Example.com/do?c=1&b=2#f", &mut scratch)
+            .unwrap();
+        assert_eq!(key.as_str(), "http://example.com/do?b=2&c=1");
     }
 }

@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use crate::uri::compat::{self, CompatError};
 use crate::uri::{ParseError, ParseErrorKind};
 
 /// What kept a line from getting a key.
@@ -11,6 +12,8 @@ use crate::uri::{ParseError, ParseErrorKind};
 pub enum KeyErrorKind {
     /// The line is not a URI-reference (strictly, or after lenient mapping).
     Parse(ParseErrorKind),
+    /// A compatibility preset's reference raises on the line.
+    Compat(compat::Reason),
 }
 
 impl KeyErrorKind {
@@ -19,6 +22,7 @@ impl KeyErrorKind {
     pub const fn name(self) -> &'static str {
         match self {
             Self::Parse(kind) => kind.name(),
+            Self::Compat(reason) => reason.name(),
         }
     }
 
@@ -26,6 +30,7 @@ impl KeyErrorKind {
     pub const fn message(self) -> &'static str {
         match self {
             Self::Parse(kind) => kind.message(),
+            Self::Compat(reason) => reason.message(),
         }
     }
 }
@@ -69,6 +74,7 @@ impl KeyError {
     pub const fn parse_error(&self) -> Option<ParseError> {
         match self.kind {
             KeyErrorKind::Parse(kind) => Some(ParseError::new(self.index, kind)),
+            KeyErrorKind::Compat(_) => None,
         }
     }
 }
@@ -77,6 +83,13 @@ impl From<ParseError> for KeyError {
     #[cold]
     fn from(e: ParseError) -> Self {
         Self::new(e.index(), KeyErrorKind::Parse(e.kind()))
+    }
+}
+
+impl From<CompatError> for KeyError {
+    #[cold]
+    fn from(e: CompatError) -> Self {
+        Self::new(e.index(), KeyErrorKind::Compat(e.kind()))
     }
 }
 

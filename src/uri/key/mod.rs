@@ -40,6 +40,7 @@ mod scan;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 
+use super::compat::{Compat, CompatScratch};
 use super::error::ParseError;
 use super::lenient::{self, LenientScratch};
 use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
@@ -75,10 +76,11 @@ impl KeyFormat {
 }
 
 /// Reusable buffers for [`Keyer`]; keep one per thread.
-#[derive(Default, Debug, Clone)]
+#[derive(Default, Debug)]
 pub struct KeyScratch {
     out: Vec<u8>,
     formatted: Vec<u8>,
+    compat: CompatScratch,
     norm: NormalizeScratch,
     lenient: LenientScratch,
 }
@@ -113,6 +115,7 @@ pub struct Keyer {
     normalizer: Normalizer,
     lenient: bool,
     format: KeyFormat,
+    compat: Option<Compat>,
     one_pass: OnePassWriter,
     identity: bool,
     scanner: Scanner,
@@ -211,8 +214,26 @@ impl Keyer {
             normalizer,
             lenient: false,
             format: KeyFormat::Uri,
+            compat: None,
             scanner: Scanner::detect(),
         }
+    }
+
+    /// A keyer that gives the keys of another tool, byte for byte (see
+    /// [`compat`](crate::uri::compat)). Its keys are written as the tool
+    /// writes them: the format is `uri` and lenient input does not apply.
+    pub fn compat(preset: Compat) -> Self {
+        Self {
+            one_pass: OnePassWriter::new(Flags::EMPTY, false),
+            identity: false,
+            compat: Some(preset),
+            ..Self::default()
+        }
+    }
+
+    /// The compatibility preset, if this keyer reproduces another tool.
+    pub fn compat_preset(&self) -> Option<Compat> {
+        self.compat
     }
 
     /// Map dirty input the RFC 3987 §3.1 way before parsing (see
@@ -222,9 +243,12 @@ impl Keyer {
         self
     }
 
-    /// Write keys in `format` ([`key`](Self::key)).
+    /// Write keys in `format` ([`key`](Self::key)). A compatibility
+    /// preset's keys keep the tool's form: only `uri` applies to them.
     pub fn with_format(mut self, format: KeyFormat) -> Self {
-        self.format = format;
+        if self.compat.is_none() {
+            self.format = format;
+        }
         self
     }
 
@@ -286,7 +310,7 @@ impl Keyer {
     /// # Errors
     /// As for [`key`](Self::key); the offset is into `input` in lenient
     /// mode too.
-    #[inline]
+    #[inline(always)]
     pub fn uri_key<'i, 's>(
         &self,
         input: &'i [u8],
@@ -301,7 +325,7 @@ impl Keyer {
                 None => {}
             }
         }
-        self.general_key(input, scratch).map_err(KeyError::from)
+        self.general_key(input, scratch)
     }
 
     /// The fast tier's key of `input` (see [`OnePassWriter::key`]).
@@ -319,13 +343,25 @@ impl Keyer {
         &self,
         input: &'i [u8],
         scratch: &'s mut KeyScratch,
-    ) -> Result<Key<'i, 's>, ParseError> {
+    ) -> Result<Key<'i, 's>, KeyError> {
         let KeyScratch {
             out,
             norm,
             lenient: lenient_scratch,
+            compat: compat_scratch,
             ..
         } = scratch;
+        if let Some(preset) = self.compat {
+            out.clear();
+            preset
+                .write_key(input, out, compat_scratch)
+                .map_err(KeyError::from)?;
+            return Ok(if out.as_slice() == input {
+                Key::Input(input)
+            } else {
+                Key::Written(out)
+            });
+        }
         // A line that strict reading accepts needs no lenient mapping (the
         // mapping leaves every valid URI-reference alone), so strict goes
         // first and the mapping only runs on lines strict reading rejects.
@@ -340,10 +376,10 @@ impl Keyer {
             return match self.normalize(mapped.mapped(), out, norm) {
                 Ok(false) => Ok(Key::Written(mapped.mapped())),
                 Ok(true) => Ok(Key::Written(out)),
-                Err(e) => Err(ParseError::new(mapped.origin(e.index()), e.kind())),
+                Err(e) => Err(ParseError::new(mapped.origin(e.index()), e.kind()).into()),
             };
         }
-        Err(err)
+        Err(err.into())
     }
 
     /// Parses and normalizes `input` into `out`. `Ok(false)`: the key is
@@ -385,7 +421,7 @@ impl Keyer {
         input: &'i [u8],
         scratch: &'s mut KeyScratch,
     ) -> Result<Key<'i, 's>, KeyError> {
-        self.general_key(input, scratch).map_err(KeyError::from)
+        self.general_key(input, scratch)
     }
 
     /// The one-pass tier alone: `None` when it does not cover `input`.
