@@ -66,15 +66,16 @@ pub fn fingerprint_one<'py>(k: &Keying, url: &Bound<'py, PyAny>) -> PyResult<Bou
 #[pymethods]
 impl PyCanonicalizer {
     #[new]
-    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri"))]
+    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri", compat = None))]
     fn new(
         profile: &str,
         enable: Option<&Bound<'_, PyAny>>,
         disable: Option<&Bound<'_, PyAny>>,
         lenient: bool,
         key: &str,
+        compat: Option<&str>,
     ) -> PyResult<Self> {
-        let config = options::config(profile, enable, disable, lenient, key)?;
+        let config = options::config(profile, enable, disable, lenient, key, compat)?;
         Ok(Self {
             keying: options::build(config),
         })
@@ -169,13 +170,20 @@ pub fn keying_for(
     disable: Option<&Bound<'_, PyAny>>,
     lenient: bool,
     key: &str,
+    compat: Option<&str>,
 ) -> PyResult<Arc<Keying>> {
-    if profile == "rfc" && enable.is_none() && disable.is_none() && !lenient && key == "uri" {
+    if profile == "rfc"
+        && enable.is_none()
+        && disable.is_none()
+        && !lenient
+        && key == "uri"
+        && compat.is_none()
+    {
         return Ok(Arc::clone(
             DEFAULT.get_or_init(|| options::build(KeyConfig::default())),
         ));
     }
-    let config = options::config(profile, enable, disable, lenient, key)?;
+    let config = options::config(profile, enable, disable, lenient, key, compat)?;
     if let Ok(recent) = RECENT.lock() {
         if let Some(k) = recent.iter().find(|k| k.config == config) {
             return Ok(Arc::clone(k));
@@ -193,7 +201,8 @@ pub fn keying_for(
 
 /// `urikey.canonicalize(url, profile="rfc", *, ...)`.
 #[pyfunction]
-#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri"))]
+#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri", compat = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn canonicalize<'py>(
     url: &Bound<'py, PyAny>,
     profile: &str,
@@ -201,21 +210,23 @@ pub fn canonicalize<'py>(
     disable: Option<&Bound<'_, PyAny>>,
     lenient: bool,
     key: &str,
+    compat: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let k = keying_for(profile, enable, disable, lenient, key)?;
+    let k = keying_for(profile, enable, disable, lenient, key, compat)?;
     canonicalize_one(&k, url)
 }
 
 /// `urikey.fingerprint(url, profile="rfc", *, ...)`.
 #[pyfunction]
-#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false))]
+#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, compat = None))]
 pub fn fingerprint<'py>(
     url: &Bound<'py, PyAny>,
     profile: &str,
     enable: Option<&Bound<'_, PyAny>>,
     disable: Option<&Bound<'_, PyAny>>,
     lenient: bool,
+    compat: Option<&str>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let k = keying_for(profile, enable, disable, lenient, "uri")?;
+    let k = keying_for(profile, enable, disable, lenient, "uri", compat)?;
     fingerprint_one(&k, url)
 }

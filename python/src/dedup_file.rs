@@ -127,7 +127,7 @@ struct Finished {
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
     lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
-    threads = 0, rejects = None))]
+    threads = 0, rejects = None, compat = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn dedup_file<'py>(
     py: Python<'py>,
@@ -143,8 +143,9 @@ pub fn dedup_file<'py>(
     delimiter: &str,
     threads: usize,
     rejects: Option<PathBuf>,
+    compat: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let key_config = options::config(profile, enable, disable, lenient, key)?;
+    let key_config = options::config(profile, enable, disable, lenient, key, compat)?;
     let mut config = Config::new(key_config.keyer());
     config.emit = match emit {
         "canonical" => Emit::Key,

@@ -27,14 +27,17 @@ fn poisoned() -> PyErr {
 #[pymethods]
 impl PyDeduplicator {
     #[new]
-    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false))]
+    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false, compat = None))]
     fn new(
         profile: &str,
         enable: Option<&Bound<'_, PyAny>>,
         disable: Option<&Bound<'_, PyAny>>,
         lenient: bool,
+        compat: Option<&str>,
     ) -> PyResult<Self> {
-        let keying = options::build(options::config(profile, enable, disable, lenient, "uri")?);
+        let keying = options::build(options::config(
+            profile, enable, disable, lenient, "uri", compat,
+        )?);
         let seen = Mutex::new(SeenSet::new(keying.keyer.clone()));
         Ok(Self { keying, seen })
     }

@@ -3,13 +3,14 @@
 //! [`Keyer`] it builds. Names and flag lists parse exactly as on the command
 //! line (`--with sort-query,remove-query-params=utm_*;ref`).
 //!
-//! Compat presets (`compat="w3lib"`) will arrive here as one more field of
-//! the library's configuration.
+//! `compat="w3lib"` selects a compatibility preset instead; it comes alone
+//! (no other option may differ from its default).
 
 use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use urikey::uri::compat::UnknownCompat;
 use urikey::uri::key::{ConfigError, FlagList, KeyConfig, Keyer};
 
 /// A keyer and the configuration it was built from. Cheap to share between
@@ -48,14 +49,20 @@ pub fn config(
     disable: Option<&Bound<'_, PyAny>>,
     lenient: bool,
     key: &str,
+    compat: Option<&str>,
 ) -> PyResult<KeyConfig> {
-    Ok(KeyConfig {
+    let config = KeyConfig {
         profile: profile.parse().map_err(value_error)?,
         enable: flag_list(enable)?,
         disable: flag_list(disable)?,
         lenient,
         format: key.parse().map_err(value_error)?,
-    })
+        compat: compat
+            .map(|name| name.parse().map_err(|e: UnknownCompat| PyValueError::new_err(e.to_string())))
+            .transpose()?,
+    };
+    config.validate().map_err(value_error)?;
+    Ok(config)
 }
 
 /// The keyer of a configuration.
@@ -70,6 +77,9 @@ impl Keying {
     /// `profile='rfc', enable=[...], ...` as the Python call spells it.
     pub fn repr(&self, with_key: bool) -> String {
         let c = &self.config;
+        if let Some(preset) = c.compat {
+            return format!("compat='{preset}'");
+        }
         let mut s = format!("profile='{}'", c.profile);
         let list = |l: &FlagList| {
             let items: Vec<String> = l.0.iter().map(|f| format!("'{f}'")).collect();
