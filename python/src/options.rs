@@ -58,7 +58,10 @@ pub fn config(
         lenient,
         format: key.parse().map_err(value_error)?,
         compat: compat
-            .map(|name| name.parse().map_err(|e: UnknownCompat| PyValueError::new_err(e.to_string())))
+            .map(|name| {
+                name.parse()
+                    .map_err(|e: UnknownCompat| PyValueError::new_err(e.to_string()))
+            })
             .transpose()?,
     };
     config.validate().map_err(value_error)?;
