@@ -274,7 +274,7 @@ def chart(rows: list[tuple[str, float]], w3: float, path: Path) -> None:
         ax.text(
             rate * 1.05,
             bar.get_y() + bar.get_height() / 2,
-            f"{rate / w3:.0f}x w3lib",
+            f"{rate / w3:.{0 if rate >= 10 * w3 else 1}f}x w3lib",
             va="center",
             fontsize=8,
         )
