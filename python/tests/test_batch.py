@@ -91,6 +91,12 @@ def test_input_kinds_give_the_same_kind_back() -> None:
     mask = c.unique_mask(pa.array(["a:", "a:", None]))
     assert isinstance(mask, pa.BooleanArray) and mask.to_pylist() == [True, False, False]
     assert c.unique_mask(pl.Series(["a:", "A:"])).to_list() == [True, False]
+    # Slices (an offset into shared buffers) and all-null arrays.
+    sliced = c.canonicalize_many(pa.array(["x", *urls, "y"]).slice(1, len(urls)))
+    assert sliced.to_pylist() == want
+    assert c.canonicalize_many(pa.nulls(3)).to_pylist() == [None, None, None]
+    assert c.canonicalize_many([]) == []
+    assert c.canonicalize_many(pa.array([], pa.string())).to_pylist() == []
 
 
 def test_unchanged_urls_come_back_as_the_same_objects() -> None:
