@@ -9,7 +9,7 @@ use urikey::uri::{pct, resolve, Components, UriRef};
 
 #[test]
 fn conformance_fast_parser_agrees_with_precise_parser() {
-    use urikey::uri::__private::{parse_fast, parse_precise};
+    use urikey::uri::parsers::{parse_fast, parse_precise};
     for file in ["parse.jsonl", "invalid.jsonl"] {
         let Some(cases) = load(file) else { return };
         for case in &cases {

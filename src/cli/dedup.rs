@@ -1,14 +1,19 @@
 //! `urikey dedup`: the first line of every canonical key, in input order.
 
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Write};
+use std::io::{self, BufWriter, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Output, Stats};
+use urikey::engine::{
+    self, Config, Emit, Field, InvalidLine, Observer, OutputFile, Progress, Select, Stats,
+};
 
+use super::lines::inputs;
 use super::normalize_opts::NormalizeOpts;
+use super::progress::ProgressBar;
+use super::rss::peak_rss_bytes;
 use super::Exit;
 
 /// How many invalid lines are reported on stderr before only counting.
@@ -113,77 +118,24 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
     }
 }
 
-/// An output file. A regular file (or a new one) is written under a
-/// temporary name in the same directory and renamed on success; it is
-/// removed on failure, on drop, and on Ctrl-C. A target that exists and is
-/// not a regular file (`/dev/null`, a named pipe, a terminal) is written in
-/// place: renaming over it would replace the device or pipe itself.
-enum AtomicOutput {
-    Temporary {
-        tmp: tempfile::NamedTempFile,
-        target: PathBuf,
-    },
-    InPlace(File),
+/// Opens `-o`/`--rejects` output: the engine's [`OutputFile`] (whole or
+/// absent), its temporary file registered for removal on Ctrl-C.
+fn create_output(target: &Path, cleanup: &Cleanup) -> anyhow::Result<OutputFile> {
+    let out =
+        OutputFile::create(target).with_context(|| format!("cannot write {}", target.display()))?;
+    if let Some(temp) = out.temp_path() {
+        cleanup.add(temp);
+    }
+    Ok(out)
 }
 
-impl AtomicOutput {
-    fn create(target: &Path, cleanup: &Cleanup) -> anyhow::Result<Self> {
-        match std::fs::metadata(target) {
-            Ok(m) if m.is_dir() => {
-                anyhow::bail!("cannot write {}: it is a directory", target.display())
-            }
-            Ok(m) if !m.is_file() => {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(target)
-                    .with_context(|| format!("cannot open {}", target.display()))?;
-                return Ok(Self::InPlace(file));
-            }
-            _ => {}
-        }
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".urikey-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot create {}", target.display()))?;
-        cleanup.add(tmp.path());
-        Ok(Self::Temporary {
-            tmp,
-            target: target.to_owned(),
-        })
+/// Renames a finished output into place.
+fn commit_output(out: OutputFile, target: &Path, cleanup: &Cleanup) -> anyhow::Result<()> {
+    if let Some(temp) = out.temp_path() {
+        cleanup.forget(temp);
     }
-
-    fn file(&mut self) -> &mut File {
-        match self {
-            Self::Temporary { tmp, .. } => tmp.as_file_mut(),
-            Self::InPlace(file) => file,
-        }
-    }
-
-    /// A second handle on the same file, for a separate buffered writer.
-    fn reopen(&self) -> io::Result<File> {
-        match self {
-            Self::Temporary { tmp, .. } => tmp.reopen(),
-            Self::InPlace(file) => file.try_clone(),
-        }
-    }
-
-    fn commit(self, cleanup: &Cleanup) -> anyhow::Result<()> {
-        let Self::Temporary { tmp, target } = self else {
-            return Ok(());
-        };
-        let path = tmp.path().to_owned();
-        tmp.as_file()
-            .sync_data()
-            .and_then(|()| tmp.persist(&target).map(drop).map_err(|e| e.error))
-            .with_context(|| format!("cannot write {}", target.display()))?;
-        cleanup.forget(&path);
-        Ok(())
-    }
+    out.commit()
+        .with_context(|| format!("cannot write {}", target.display()))
 }
 
 /// Temporary files to delete when the user presses Ctrl-C.
@@ -231,101 +183,103 @@ impl Reporter {
     fn report(&mut self, inv: &InvalidLine<'_>) {
         if !self.quiet && self.shown < MAX_REPORTED {
             self.shown += 1;
-            eprintln!(
-                "urikey: {}:{}: byte {}: {}",
-                inv.source, inv.line, inv.byte, inv.problem
-            );
+            eprintln!("urikey: {inv}");
         }
         if let (Some(w), None) = (&mut self.rejects, &self.error) {
-            let r = write!(
-                w,
-                "{}:{}:{}:{}\t",
-                inv.source,
-                inv.line,
-                inv.byte,
-                inv.problem.name()
-            )
-            .and_then(|()| w.write_all(inv.text))
-            .and_then(|()| w.write_all(b"\n"));
-            if let Err(e) = r {
+            if let Err(e) = inv.write_record(w) {
                 self.error = Some(e);
             }
         }
     }
 }
 
+/// What the command line does with the engine's reports.
+struct CliObserver {
+    reporter: Reporter,
+    bar: ProgressBar,
+}
+
+impl Observer for CliObserver {
+    fn invalid(&mut self, line: &InvalidLine<'_>) {
+        self.reporter.report(line);
+    }
+
+    fn progress(&mut self, progress: &Progress) {
+        self.bar.update(progress);
+    }
+}
+
 /// Runs `urikey dedup`.
 pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
-    let (canonicalizer, key_format) = args.norm.build()?;
-    let mut config = Config::new(canonicalizer);
+    let mut config = Config::new(args.norm.keyer()?);
     config.emit = match args.emit {
-        EmitArg::Canonical => Emit::Canonical(key_format),
+        EmitArg::Canonical => Emit::Key,
         EmitArg::Original => Emit::Original,
     };
     config.field = args.field.map(|n| Field {
         index: (n - 1) as usize,
         delimiter: args.delimiter,
     });
-    config.output = if args.count {
-        Output::Counts
+    config.select = if args.count {
+        Select::Counts
     } else if args.duplicates {
-        Output::Duplicates
+        Select::Duplicates
     } else {
-        Output::Unique
+        Select::Unique
     };
     config.exact = args.exact;
     config.threads = args.threads;
     config.chunk_size = args.chunk_size;
     config.max_line_bytes = args.max_line_bytes;
-    config.progress = if args.no_progress {
+    let show_progress = if args.no_progress {
         false
     } else {
         args.progress || io::stderr().is_terminal()
     };
-
-    let inputs: Vec<Input> = if args.files.is_empty() {
-        vec![Input::Stdin]
-    } else {
-        args.files
-            .iter()
-            .map(|p| {
-                if p.as_os_str() == "-" {
-                    Input::Stdin
-                } else {
-                    Input::Path(p.clone())
-                }
-            })
-            .collect()
-    };
+    let inputs = inputs(&args.files);
 
     let cleanup = Cleanup::default();
     cleanup.install();
     let mut output = args
         .output
         .as_deref()
-        .map(|p| AtomicOutput::create(p, &cleanup))
+        .map(|p| create_output(p, &cleanup))
         .transpose()?;
     let mut rejects = args
         .rejects
         .as_deref()
-        .map(|p| AtomicOutput::create(p, &cleanup))
+        .map(|p| create_output(p, &cleanup))
         .transpose()?;
-    let mut reporter = Reporter {
-        quiet: args.quiet,
-        shown: 0,
-        rejects: match &rejects {
-            Some(r) => Some(BufWriter::with_capacity(1 << 16, r.reopen()?)),
-            None => None,
+    let total = args
+        .files
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+        })
+        .sum::<Option<u64>>()
+        .filter(|_| !args.files.is_empty());
+    let mut observer = CliObserver {
+        reporter: Reporter {
+            quiet: args.quiet,
+            shown: 0,
+            rejects: match &rejects {
+                Some(r) => Some(BufWriter::with_capacity(1 << 16, r.try_clone()?)),
+                None => None,
+            },
+            error: None,
         },
-        error: None,
+        bar: ProgressBar::new(show_progress, total),
     };
 
     let result = match &mut output {
-        Some(out) => engine::run(&config, inputs, out.file(), &mut |i| reporter.report(i)),
-        None => engine::run(&config, inputs, &mut io::stdout(), &mut |i| {
-            reporter.report(i)
-        }),
+        Some(out) => engine::run(&config, inputs, out.file(), &mut observer),
+        None => engine::run(&config, inputs, &mut io::stdout(), &mut observer),
     };
+    observer.bar.finish();
+    let mut reporter = observer.reporter;
     let stats = match result {
         Ok(stats) => stats,
         Err(e) if e.is_broken_pipe() => return Ok(Exit::Ok),
@@ -350,13 +304,13 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
             .map_err(|e| e.into_error())
             .context("cannot write the rejects file")?;
     }
-    if let Some(r) = rejects.take() {
-        r.commit(&cleanup)?;
+    if let (Some(r), Some(path)) = (rejects.take(), &args.rejects) {
+        commit_output(r, path, &cleanup)?;
     }
-    if let Some(out) = output.take() {
-        out.commit(&cleanup)?;
+    if let (Some(out), Some(path)) = (output.take(), &args.output) {
+        commit_output(out, path, &cleanup)?;
     }
-    let peak_rss = engine::peak_rss_bytes();
+    let peak_rss = peak_rss_bytes();
     if args.stats {
         eprint!("{}", human_summary(&stats, peak_rss));
     }

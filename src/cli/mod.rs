@@ -9,7 +9,9 @@ mod messages;
 mod normalize;
 mod normalize_opts;
 mod parse;
+mod progress;
 mod resolve;
+mod rss;
 
 use std::process::ExitCode;
 

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use urikey::uri::key::KeyScratch;
 
-use super::lines::{for_each_line, report_invalid, MAX_LINE_BYTES, TOO_LONG};
+use super::lines::{for_each_line, report_invalid, too_long};
 use super::normalize_opts::NormalizeOpts;
 use super::Exit;
+use urikey::engine::Problem;
 
 /// What to write for a line that is not a valid URI-reference.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -41,27 +42,26 @@ pub struct NormalizeArgs {
 
 /// Runs `urikey normalize`.
 pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
-    let (canon, format) = args.opts.build()?;
+    let keyer = args.opts.keyer()?;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut scratch = KeyScratch::default();
     let mut line_out = Vec::with_capacity(256);
     let result = for_each_line(&args.files, |line| {
         line_out.clear();
-        let key = if line.too_long {
-            Err((MAX_LINE_BYTES, TOO_LONG.to_owned()))
-        } else {
-            canon
-                .uri_key(line.bytes, &mut scratch)
-                .map_err(|e| (e.index(), e.kind().to_string()))
+        let key = match too_long(line) {
+            Some(problem) => Err(problem),
+            None => keyer
+                .key(line.bytes, &mut scratch)
+                .map_err(|e| (e.index(), Problem::Key(e.kind()))),
         };
         match key {
             Ok(key) => {
-                canon.write_key(key, format, &mut line_out);
+                line_out.extend_from_slice(&key);
                 line_out.push(b'\n');
             }
-            Err((index, reason)) => {
-                report_invalid(line, index, &reason);
+            Err((index, problem)) => {
+                report_invalid(line, index, problem);
                 match args.on_invalid {
                     OnInvalid::Empty => line_out.push(b'\n'),
                     OnInvalid::Skip => {}

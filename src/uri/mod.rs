@@ -18,6 +18,7 @@ pub mod lenient;
 mod meta;
 pub mod normalize;
 mod parse;
+pub mod path;
 pub mod pct;
 pub mod resolve;
 pub mod scheme;
@@ -261,10 +262,10 @@ impl core::fmt::Display for UriRef<'_> {
 #[cfg(test)]
 mod tests;
 
-/// Test support: the fast single-pass parser and the precise reference
-/// parser on their own, so tests can check that they agree.
-#[doc(hidden)]
-pub mod __private {
+/// The fast single-pass parser and the precise reference parser on their
+/// own, so this crate's tests can check that they agree (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+pub mod parsers {
     /// Component offsets as a comparable tuple, or the error.
     pub type Outcome = Result<[u32; 11], super::ParseError>;
 

@@ -145,18 +145,25 @@ impl FromStr for Compat {
 }
 
 /// Why a reference refuses an input (named after its exception).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Reason {
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// The input is not UTF-8 (the references take a `str`).
     InvalidUtf8,
+    /// `ValueError`: bad brackets or a bracketed host.
     InvalidIpv6Url,
+    /// `ValueError`: the port is not an integer in 0-65535.
     InvalidPort,
+    /// `ValueError`: the netloc holds a delimiter under NFKC.
     NetlocNfkc,
+    /// `UnicodeEncodeError`: a non-ASCII bracketed host.
     UnicodeEncodeError,
+    /// The URL is only whitespace.
     EmptyUrl,
 }
 
 impl Reason {
-    const fn name(self) -> &'static str {
+    /// A stable kebab-case name.
+    pub const fn name(self) -> &'static str {
         match self {
             Reason::InvalidUtf8 => "invalid-utf8",
             Reason::InvalidIpv6Url => "invalid-ipv6-url",
@@ -167,7 +174,8 @@ impl Reason {
         }
     }
 
-    const fn message(self) -> &'static str {
+    /// What the reference does, in a sentence.
+    pub const fn message(self) -> &'static str {
         match self {
             Reason::InvalidUtf8 => "input is not UTF-8 (the reference takes a str)",
             Reason::InvalidIpv6Url => {
@@ -209,6 +217,11 @@ impl CompatError {
     /// `unicode-encode-error` or `empty-url`.
     pub fn reason(&self) -> &'static str {
         self.reason.name()
+    }
+
+    /// The cause.
+    pub fn kind(&self) -> Reason {
+        self.reason
     }
 }
 

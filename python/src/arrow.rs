@@ -1,0 +1,210 @@
+//! Arrow arrays in and out through the Arrow C data interface (PyCapsules),
+//! so pyarrow, Polars, pandas and DuckDB objects are read without copying
+//! and without importing pyarrow here.
+//!
+//! In: `__arrow_c_array__()` (one array) or `__arrow_c_stream__()` (chunks;
+//! a stream of one-column structs, as DuckDB relations give, is read as that
+//! column). Values may be `utf8`, `large_utf8` or `utf8_view` (`null` arrays
+//! read as all missing). Out: a schema and array capsule pair per chunk,
+//! turned back into the caller's kind of object by `urikey/_arrow.py`.
+
+use std::ffi::CString;
+use std::sync::Arc;
+
+use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::ffi_stream::ArrayStreamReader;
+use arrow_array::{
+    make_array, Array, ArrayRef, BooleanArray, FixedSizeBinaryArray, GenericStringArray,
+    OffsetSizeTrait, StringViewArray, StructArray,
+};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyTuple};
+
+use crate::keys::{KeyRef, Keys, Line};
+
+fn arrow_err(e: ArrowError) -> PyErr {
+    PyValueError::new_err(format!("Arrow data could not be read: {e}"))
+}
+
+/// True when `obj` offers an Arrow array or stream.
+pub fn is_arrow(obj: &Bound<'_, PyAny>) -> bool {
+    obj.hasattr("__arrow_c_array__").unwrap_or(false)
+        || obj.hasattr("__arrow_c_stream__").unwrap_or(false)
+}
+
+fn capsule_ptr<T>(capsule: &Bound<'_, PyCapsule>, want: &str) -> PyResult<*mut T> {
+    let name = capsule.name()?;
+    if name.and_then(|n| n.to_str().ok()) != Some(want) {
+        return Err(PyValueError::new_err(format!(
+            "expected a PyCapsule named {want:?}"
+        )));
+    }
+    let ptr = capsule.pointer().cast::<T>();
+    if ptr.is_null() {
+        return Err(PyValueError::new_err(format!("{want} capsule is empty")));
+    }
+    Ok(ptr)
+}
+
+/// The chunks of an Arrow object (one for `__arrow_c_array__`).
+pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
+    if obj.hasattr("__arrow_c_array__")? {
+        let pair = obj.call_method0("__arrow_c_array__")?;
+        let (schema, array): (Bound<'_, PyCapsule>, Bound<'_, PyCapsule>) = pair.extract()?;
+        let schema_ptr = capsule_ptr::<FFI_ArrowSchema>(&schema, "arrow_schema")?;
+        let array_ptr = capsule_ptr::<FFI_ArrowArray>(&array, "arrow_array")?;
+        // SAFETY: the capsules hold a live schema and array (checked names,
+        // non-null); `from_raw` moves the array out and marks the capsule's
+        // copy released, as the C data interface's consumers do.
+        let data = unsafe {
+            let array = FFI_ArrowArray::from_raw(array_ptr);
+            from_ffi(array, &*schema_ptr)
+        }
+        .map_err(arrow_err)?;
+        return Ok(vec![column(make_array(data))]);
+    }
+    let capsule = obj.call_method0("__arrow_c_stream__")?;
+    let capsule = capsule.downcast_into::<PyCapsule>()?;
+    let ptr = capsule_ptr(&capsule, "arrow_array_stream")?;
+    // SAFETY: as above, for a stream: the reader takes the stream over.
+    let reader = unsafe { ArrayStreamReader::from_raw(ptr) }.map_err(arrow_err)?;
+    reader
+        .map(|chunk| chunk.map(column).map_err(arrow_err))
+        .collect()
+}
+
+/// A one-column struct (a table of one column) stands for its column.
+fn column(array: ArrayRef) -> ArrayRef {
+    if let Some(s) = array.as_any().downcast_ref::<StructArray>() {
+        if s.num_columns() == 1 && s.null_count() == 0 {
+            return Arc::clone(s.column(0));
+        }
+    }
+    array
+}
+
+fn offset_lines<'a, O: OffsetSizeTrait>(a: &'a GenericStringArray<O>, out: &mut Vec<Line<'a>>) {
+    let offsets = a.value_offsets();
+    let values = a.values().as_slice();
+    for i in 0..a.len() {
+        if a.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let (start, end) = (offsets[i].as_usize(), offsets[i + 1].as_usize());
+        out.push(Some(values.get(start..end).unwrap_or_default()));
+    }
+}
+
+/// Appends the lines of one chunk to `out`.
+pub fn lines<'a>(array: &'a ArrayRef, out: &mut Vec<Line<'a>>) -> PyResult<()> {
+    let any = array.as_any();
+    if let Some(a) = any.downcast_ref::<GenericStringArray<i32>>() {
+        offset_lines(a, out);
+    } else if let Some(a) = any.downcast_ref::<GenericStringArray<i64>>() {
+        offset_lines(a, out);
+    } else if let Some(a) = any.downcast_ref::<StringViewArray>() {
+        out.extend(a.iter().map(|v| v.map(str::as_bytes)));
+    } else if *array.data_type() == DataType::Null {
+        out.extend(std::iter::repeat_n(None, array.len()));
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "an Arrow array of URLs must hold strings (utf8, large_utf8 or utf8_view), not {}",
+            array.data_type()
+        )));
+    }
+    Ok(())
+}
+
+/// One chunk's result as a (schema, array) capsule pair.
+pub fn export<'py>(py: Python<'py>, array: &dyn Array) -> PyResult<Bound<'py, PyTuple>> {
+    let (ffi_array, ffi_schema) = to_ffi(&array.to_data()).map_err(arrow_err)?;
+    let schema = PyCapsule::new(py, Exported(ffi_schema), Some(cname("arrow_schema")))?;
+    let array = PyCapsule::new(py, Exported(ffi_array), Some(cname("arrow_array")))?;
+    PyTuple::new(py, [schema.into_any(), array.into_any()])
+}
+
+fn cname(s: &str) -> CString {
+    CString::new(s).unwrap_or_default()
+}
+
+/// An exported schema or array inside a capsule. The consumer moves it out
+/// and marks it released; if nobody does, dropping it with the capsule
+/// releases it.
+#[repr(transparent)]
+struct Exported<T>(T);
+
+// SAFETY: the C data interface lets an exported structure be moved to and
+// released on any thread; it is only ever touched by one thread at a time.
+unsafe impl<T> Send for Exported<T> {}
+
+/// Every line's output value: its key, or `None` for a missing or invalid
+/// line. `lines` are the inputs that `Same` keys refer to.
+pub fn key_values<'a>(keys: &'a Keys, lines: &[Line<'a>]) -> Vec<Line<'a>> {
+    keys.iter()
+        .zip(lines)
+        .map(|(k, line)| match k {
+            KeyRef::Same => *line,
+            KeyRef::Key(key) => Some(key),
+            KeyRef::Null | KeyRef::Invalid(_) => None,
+        })
+        .collect()
+}
+
+/// Values as a string array: utf8 with 32-bit offsets unless they pass
+/// 2 GiB, then large_utf8.
+pub fn key_array(values: &[Line<'_>]) -> ArrayRef {
+    let total: usize = values.iter().map(|v| v.map_or(0, <[u8]>::len)).sum();
+    if i32::try_from(total).is_ok() {
+        string_array::<i32>(values, total)
+    } else {
+        string_array::<i64>(values, total)
+    }
+}
+
+fn string_array<O: OffsetSizeTrait>(values: &[Line<'_>], total: usize) -> ArrayRef {
+    let len = values.len();
+    let mut offsets: Vec<O> = Vec::with_capacity(len + 1);
+    let mut bytes: Vec<u8> = Vec::with_capacity(total);
+    let mut valid: Vec<bool> = Vec::with_capacity(len);
+    offsets.push(O::usize_as(0));
+    for v in values.iter().copied() {
+        valid.push(v.is_some());
+        bytes.extend_from_slice(v.unwrap_or_default());
+        offsets.push(O::usize_as(bytes.len()));
+    }
+    let nulls = NullBuffer::from(valid);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    // SAFETY: the offsets start at 0 and never decrease, and end at
+    // `bytes.len()`; every value is a key the library wrote (ASCII) or an
+    // unchanged input taken from a string array (UTF-8).
+    let array = unsafe {
+        GenericStringArray::<O>::new_unchecked(
+            OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
+            Buffer::from_vec(bytes),
+            nulls,
+        )
+    };
+    Arc::new(array)
+}
+
+/// A boolean array without nulls.
+pub fn bool_array(values: &[bool]) -> ArrayRef {
+    Arc::new(BooleanArray::new(BooleanBuffer::from(values), None))
+}
+
+/// 16-byte fingerprints, big-endian, null where `None`.
+pub fn fingerprint_array(fps: &[Option<u128>]) -> PyResult<ArrayRef> {
+    let mut bytes = Vec::with_capacity(fps.len() * 16);
+    for fp in fps {
+        bytes.extend_from_slice(&fp.unwrap_or(0).to_be_bytes());
+    }
+    let nulls = NullBuffer::from_iter(fps.iter().map(Option::is_some));
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let array =
+        FixedSizeBinaryArray::try_new(16, Buffer::from_vec(bytes), nulls).map_err(arrow_err)?;
+    Ok(Arc::new(array))
+}

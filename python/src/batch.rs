@@ -1,0 +1,239 @@
+//! A batch call's input (a list of `str`/`None`, or an Arrow object) as
+//! UTF-8 lines, and its results as the same kind of object.
+
+use arrow_array::ArrayRef;
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple};
+
+use crate::arrow;
+use crate::keys::{KeyRef, Keys, Line};
+use crate::text;
+
+/// What holds the bytes the lines point into.
+enum Holder<'py> {
+    /// A tuple of the caller's items: it keeps every `str` alive (their
+    /// UTF-8 form lives as long as they do) and cannot change under us
+    /// while the GIL is released. Plus the bytes of strings with lone
+    /// surrogates.
+    List {
+        items: Bound<'py, PyTuple>,
+        _owned: Vec<Box<[u8]>>,
+    },
+    /// The caller's Arrow object and its imported chunks.
+    Arrow {
+        source: Bound<'py, PyAny>,
+        chunks: Vec<ArrayRef>,
+    },
+}
+
+/// The lines of one batch call.
+pub struct Batch<'py> {
+    holder: Holder<'py>,
+    /// Borrowed from `holder`; never handed out for longer than `self`.
+    lines: Vec<Line<'static>>,
+}
+
+/// Extends a borrow to the batch's lifetime.
+///
+/// # Safety
+/// `bytes` must stay valid and unchanged as long as the batch exists: it is
+/// inside an object the batch holds (see [`Holder`]).
+unsafe fn held(bytes: &[u8]) -> &'static [u8] {
+    // SAFETY: per the function's contract.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) }
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+impl<'py> Batch<'py> {
+    /// Reads `urls`: an Arrow array or stream, or any iterable of `str` and
+    /// `None` (a list, a tuple, a pandas Series of objects...).
+    pub fn read(urls: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if arrow::is_arrow(urls) {
+            return Self::read_arrow(urls);
+        }
+        if urls.is_instance_of::<PyString>() || urls.is_instance_of::<PyBytes>() {
+            return Err(PyTypeError::new_err(format!(
+                "urls must be a list of str (or an Arrow array), not one {}",
+                type_name(urls)
+            )));
+        }
+        let items = if urls.is_exact_instance_of::<PyTuple>() {
+            urls.downcast::<PyTuple>()?.clone()
+        } else if let Ok(list) = urls.downcast::<PyList>() {
+            list.to_tuple()
+        } else {
+            let iter = urls.try_iter().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "urls must be a list of str (or an Arrow array), not {}",
+                    type_name(urls)
+                ))
+            })?;
+            let collected: Vec<Bound<'py, PyAny>> = iter.collect::<PyResult<_>>()?;
+            PyTuple::new(urls.py(), collected)?
+        };
+        let mut lines = Vec::with_capacity(items.len());
+        let mut owned: Vec<Box<[u8]>> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            if item.is_none() {
+                lines.push(None);
+                continue;
+            }
+            let Ok(s) = item.downcast::<PyString>() else {
+                return Err(PyTypeError::new_err(format!(
+                    "urls[{i}] must be str or None, not {}",
+                    type_name(&item)
+                )));
+            };
+            let line = match text::utf8(s)? {
+                // SAFETY: the UTF-8 form of a str lives as long as the str,
+                // which the tuple holds.
+                std::borrow::Cow::Borrowed(b) => unsafe { held(b) },
+                std::borrow::Cow::Owned(v) => {
+                    let boxed = v.into_boxed_slice();
+                    // SAFETY: a boxed slice's bytes do not move when the box
+                    // does; `owned` is kept in the batch.
+                    let b = unsafe { held(&boxed) };
+                    owned.push(boxed);
+                    b
+                }
+            };
+            lines.push(Some(line));
+        }
+        Ok(Self {
+            holder: Holder::List {
+                items,
+                _owned: owned,
+            },
+            lines,
+        })
+    }
+
+    fn read_arrow(source: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let chunks = arrow::import(source)?;
+        let mut lines = Vec::with_capacity(chunks.iter().map(|c| c.len()).sum());
+        for chunk in &chunks {
+            let mut part = Vec::new();
+            arrow::lines(chunk, &mut part)?;
+            // SAFETY: the values live in the chunk's buffers, which the
+            // batch holds (reference-counted, never moved or changed).
+            lines.extend(part.into_iter().map(|l| l.map(|b| unsafe { held(b) })));
+        }
+        Ok(Self {
+            holder: Holder::Arrow {
+                source: source.clone(),
+                chunks,
+            },
+            lines,
+        })
+    }
+
+    /// The lines, in order.
+    pub fn lines(&self) -> &[Line<'_>] {
+        &self.lines
+    }
+
+    /// The position of each Arrow chunk's first line, and its length.
+    fn chunk_ranges(chunks: &[ArrayRef]) -> Vec<(usize, usize)> {
+        let mut start = 0;
+        chunks
+            .iter()
+            .map(|c| {
+                let r = (start, c.len());
+                start += c.len();
+                r
+            })
+            .collect()
+    }
+
+    /// Hands Arrow results (one array per input chunk) to `urikey._arrow`,
+    /// which returns the caller's kind of object.
+    fn arrow_result(
+        &self,
+        py: Python<'py>,
+        kind: &str,
+        make: impl Fn(usize, usize) -> PyResult<ArrayRef>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Holder::Arrow { source, chunks } = &self.holder else {
+            return Err(PyTypeError::new_err("not an Arrow batch"));
+        };
+        let mut pairs = Vec::with_capacity(chunks.len());
+        for (start, len) in Self::chunk_ranges(chunks) {
+            let array = make(start, len)?;
+            pairs.push(arrow::export(py, array.as_ref())?);
+        }
+        static FROM_CHUNKS: GILOnceCell<Py<PyAny>> = GILOnceCell::new();
+        let from_chunks = FROM_CHUNKS.import(py, "urikey._arrow", "from_chunks")?;
+        from_chunks.call1((source, PyList::new(py, pairs)?, kind))
+    }
+
+    /// Keys as a list of `str`/`None`, or a string array.
+    pub fn strings(&self, py: Python<'py>, keys: &Keys) -> PyResult<Bound<'py, PyAny>> {
+        match &self.holder {
+            Holder::List { items, .. } => {
+                let mut out = Vec::with_capacity(self.lines.len());
+                for (i, k) in keys.iter().enumerate() {
+                    out.push(match k {
+                        // The unchanged input: the caller's own object.
+                        KeyRef::Same => items.get_item(i)?,
+                        KeyRef::Key(key) => text::key_str(py, key).into_any(),
+                        KeyRef::Null | KeyRef::Invalid(_) => py.None().into_bound(py),
+                    });
+                }
+                Ok(PyList::new(py, out)?.into_any())
+            }
+            Holder::Arrow { .. } => {
+                let lines = &self.lines;
+                let values = py.allow_threads(|| arrow::key_values(keys, lines));
+                self.arrow_result(py, "string", |start, len| {
+                    Ok(arrow::key_array(
+                        values.get(start..start + len).unwrap_or_default(),
+                    ))
+                })
+            }
+        }
+    }
+
+    /// A mask as a list of `bool`, or a boolean array.
+    pub fn bools(&self, py: Python<'py>, mask: &[bool]) -> PyResult<Bound<'py, PyAny>> {
+        match &self.holder {
+            Holder::List { .. } => {
+                let items = mask.iter().map(|&b| PyBool::new(py, b).to_owned());
+                Ok(PyList::new(py, items)?.into_any())
+            }
+            Holder::Arrow { .. } => self.arrow_result(py, "bool", |start, len| {
+                Ok(arrow::bool_array(
+                    mask.get(start..start + len).unwrap_or_default(),
+                ))
+            }),
+        }
+    }
+
+    /// Fingerprints as a list of 16-byte `bytes`/`None`, or a
+    /// fixed-size-binary(16) array.
+    pub fn fingerprints(
+        &self,
+        py: Python<'py>,
+        fps: &[Option<u128>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match &self.holder {
+            Holder::List { .. } => {
+                let items = fps.iter().map(|fp| match fp {
+                    Some(fp) => PyBytes::new(py, &fp.to_be_bytes()).into_any(),
+                    None => py.None().into_bound(py),
+                });
+                Ok(PyList::new(py, items)?.into_any())
+            }
+            Holder::Arrow { .. } => self.arrow_result(py, "fingerprint", |start, len| {
+                arrow::fingerprint_array(fps.get(start..start + len).unwrap_or_default())
+            }),
+        }
+    }
+}

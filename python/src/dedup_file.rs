@@ -1,0 +1,258 @@
+//! `urikey.dedup_file`: the engine's whole-file dedup, as `urikey dedup`
+//! runs it, with Ctrl-C (KeyboardInterrupt) honoured.
+//!
+//! The engine runs on its own thread while the calling thread, GIL
+//! released, wakes every 100 ms to let Python check for signals. On an
+//! interrupt the run's observer asks it to stop (the engine asks after each
+//! batch) and the call returns at once with the exception: a run waiting on
+//! an input that stays open (a pipe) winds down on its own later. Output and
+//! rejects are the engine's `OutputFile`s, renamed into place only when the
+//! run succeeds; on an interrupt this thread removes their temporary files
+//! itself, since the run may outlive the call.
+
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Observer, OutputFile, Stats};
+
+use crate::errors::engine_error;
+use crate::options;
+
+/// How often the waiting thread checks for signals.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How long an interrupted call waits for the run to stop before returning.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Hears the run: invalid lines go to the rejects file (the CLI's record
+/// format), and the stop flag is read after each batch.
+struct PyObserver {
+    rejects: Option<BufWriter<File>>,
+    error: Option<io::Error>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Observer for PyObserver {
+    fn invalid(&mut self, line: &InvalidLine<'_>) {
+        if let (Some(w), None) = (&mut self.rejects, &self.error) {
+            if let Err(e) = line.write_record(w) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn should_stop(&mut self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+}
+
+fn inputs_of(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Input>> {
+    let list: Vec<PathBuf> = match inputs.extract::<PathBuf>() {
+        Ok(p) => vec![p],
+        Err(_) => inputs.extract()?,
+    };
+    Ok(list
+        .into_iter()
+        .map(|p| {
+            if p.as_os_str() == "-" {
+                Input::Stdin
+            } else {
+                Input::Path(p)
+            }
+        })
+        .collect())
+}
+
+/// This process's peak resident set size (`VmHWM`), where Linux reports it.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
+/// The statistics under the names of `urikey dedup --stats-json`.
+fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("lines", s.lines)?;
+    d.set_item("bytes", s.bytes)?;
+    d.set_item("blank", s.blank)?;
+    d.set_item("invalid", s.invalid)?;
+    let reasons = PyDict::new(py);
+    for (k, v) in &s.invalid_by_reason {
+        reasons.set_item(*k, *v)?;
+    }
+    d.set_item("invalid_by_reason", reasons)?;
+    d.set_item("unique", s.unique)?;
+    d.set_item("duplicates", s.duplicates)?;
+    d.set_item("duplicate_ratio", s.duplicate_ratio())?;
+    d.set_item("wall_seconds", s.wall.as_secs_f64())?;
+    d.set_item("mb_per_s", s.mb_per_s())?;
+    d.set_item("urls_per_s", s.lines_per_s())?;
+    d.set_item("peak_rss_bytes", peak_rss_bytes())?;
+    d.set_item("threads", s.threads)?;
+    Ok(d)
+}
+
+fn write_error(path: &Path, e: &io::Error) -> PyErr {
+    PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
+}
+
+fn create(path: &Path) -> PyResult<OutputFile> {
+    OutputFile::create(path).map_err(|e| write_error(path, &e))
+}
+
+/// What the run thread hands back.
+struct Finished {
+    result: Result<Stats, engine::Error>,
+    output: OutputFile,
+    rejects: Option<OutputFile>,
+    observer: PyObserver,
+}
+
+/// `urikey.dedup_file(...)`.
+#[pyfunction]
+#[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
+    lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
+    threads = 0, rejects = None, compat = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn dedup_file<'py>(
+    py: Python<'py>,
+    inputs: &Bound<'py, PyAny>,
+    output: PathBuf,
+    profile: &str,
+    enable: Option<&Bound<'py, PyAny>>,
+    disable: Option<&Bound<'py, PyAny>>,
+    lenient: bool,
+    key: &str,
+    emit: &str,
+    field: Option<u64>,
+    delimiter: &str,
+    threads: usize,
+    rejects: Option<PathBuf>,
+    compat: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let key_config = options::config(profile, enable, disable, lenient, key, compat)?;
+    let mut config = Config::new(key_config.keyer());
+    config.emit = match emit {
+        "canonical" => Emit::Key,
+        "original" => Emit::Original,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "emit must be 'canonical' or 'original', not {other:?}"
+            )))
+        }
+    };
+    let delimiter = match delimiter.as_bytes() {
+        [b] => *b,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "the delimiter must be one byte, not {delimiter:?}"
+            )))
+        }
+    };
+    config.field = match field {
+        Some(0) => return Err(PyValueError::new_err("field numbers start at 1")),
+        Some(n) => Some(Field {
+            index: usize::try_from(n - 1).unwrap_or(usize::MAX),
+            delimiter,
+        }),
+        None => None,
+    };
+    config.threads = threads;
+    let inputs = inputs_of(inputs)?;
+
+    let mut out_file = create(&output)?;
+    let mut rejects_file = rejects.as_deref().map(create).transpose()?;
+    let temps: Vec<PathBuf> = [Some(&out_file), rejects_file.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.temp_path().map(Path::to_owned))
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let observer = PyObserver {
+        rejects: match &rejects_file {
+            Some(f) => Some(BufWriter::with_capacity(
+                1 << 16,
+                f.try_clone().map_err(|e| write_error(&output, &e))?,
+            )),
+            None => None,
+        },
+        error: None,
+        stop: Arc::clone(&stop),
+    };
+
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("urikey-dedup".to_owned())
+        .spawn(move || {
+            let mut observer = observer;
+            let result = engine::run(&config, inputs, out_file.file(), &mut observer);
+            let _ = done_tx.send(Finished {
+                result,
+                output: out_file,
+                rejects: rejects_file.take(),
+                observer,
+            });
+        })
+        .map_err(|e| PyOSError::new_err(format!("cannot start the run: {e}")))?;
+
+    // A receiver is not `Sync`; the GIL-free waits borrow it through this.
+    let done_rx = Mutex::new(done_rx);
+    let wait = |timeout: Duration| match done_rx.lock() {
+        Ok(rx) => rx.recv_timeout(timeout),
+        Err(_) => Err(mpsc::RecvTimeoutError::Disconnected),
+    };
+    let finished = loop {
+        match py.allow_threads(|| wait(POLL)) {
+            Ok(finished) => break finished,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(interrupt) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    // A run that stops in time removes its files as it
+                    // drops them; otherwise they go now.
+                    if py.allow_threads(|| wait(STOP_GRACE)).is_err() {
+                        for temp in &temps {
+                            let _ = std::fs::remove_file(temp);
+                        }
+                    }
+                    return Err(interrupt);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err("the dedup run failed unexpectedly"))
+            }
+        }
+    };
+    let Finished {
+        result,
+        output: out_file,
+        rejects: rejects_file,
+        mut observer,
+    } = finished;
+    let stats = result.map_err(|e| engine_error(&e))?;
+    if let (Some(w), Some(f), Some(path)) = (observer.rejects.take(), rejects_file, &rejects) {
+        if let Some(e) = observer.error.take() {
+            return Err(write_error(path, &e));
+        }
+        w.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|_| f.commit())
+            .map_err(|e| write_error(path, &e))?;
+    }
+    out_file.commit().map_err(|e| write_error(&output, &e))?;
+    stats_dict(py, &stats)
+}

@@ -1,0 +1,161 @@
+"""Type stubs of urikey (the extension module, re-exported by the package)."""
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, Protocol, TypedDict, overload
+
+from urikey._errors import InvalidURIError as InvalidURIError
+
+__version__: str
+
+Profile = Literal["none", "syntax", "rfc", "crawl"]
+KeyFormat = Literal["uri", "surt", "hash"]
+Compat = Literal["w3lib", "w3lib-keep-fragments", "ia-surt"]
+Flags = str | Iterable[str]
+StrPath = str | os.PathLike[str]
+
+class _ArrowArray(Protocol):
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+
+class _ArrowStream(Protocol):
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
+
+ArrowLike = _ArrowArray | _ArrowStream
+"""pyarrow arrays, chunked arrays and tables, Polars and pandas Series, DuckDB relations."""
+
+class Canonicalizer:
+    """Turns URLs into canonical keys with one set of options."""
+
+    def __init__(
+        self,
+        profile: Profile | str = "rfc",
+        *,
+        enable: Flags | None = (),
+        disable: Flags | None = (),
+        lenient: bool = False,
+        key: KeyFormat | str = "uri",
+        compat: Compat | str | None = None,
+    ) -> None: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+    @property
+    def lenient(self) -> bool: ...
+    def canonicalize(self, url: str) -> str: ...
+    def fingerprint(self, url: str) -> bytes: ...
+    @overload
+    def canonicalize_many(
+        self, urls: ArrowLike, *, on_invalid: Literal["null", "raise"] = "null"
+    ) -> Any: ...
+    @overload
+    def canonicalize_many(
+        self, urls: Iterable[str | None], *, on_invalid: Literal["null", "raise"] = "null"
+    ) -> list[str | None]: ...
+    @overload
+    def fingerprints(self, urls: ArrowLike) -> Any: ...
+    @overload
+    def fingerprints(self, urls: Iterable[str | None]) -> list[bytes | None]: ...
+    @overload
+    def unique_mask(self, urls: ArrowLike) -> Any: ...
+    @overload
+    def unique_mask(self, urls: Iterable[str | None]) -> list[bool]: ...
+
+class Deduplicator:
+    """A seen-set of keys, fed batch after batch."""
+
+    def __init__(
+        self,
+        profile: Profile | str = "rfc",
+        *,
+        enable: Flags | None = (),
+        disable: Flags | None = (),
+        lenient: bool = False,
+        compat: Compat | str | None = None,
+    ) -> None: ...
+    @overload
+    def add(self, urls: ArrowLike) -> Any: ...
+    @overload
+    def add(self, urls: Iterable[str | None]) -> list[bool]: ...
+    def __len__(self) -> int: ...
+    @property
+    def memory_bytes(self) -> int: ...
+
+class URI:
+    """The raw components of a parsed URI-reference."""
+
+    @property
+    def scheme(self) -> str | None: ...
+    @property
+    def userinfo(self) -> str | None: ...
+    @property
+    def host(self) -> str | None: ...
+    @property
+    def port(self) -> str | None: ...
+    @property
+    def port_number(self) -> int | None: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def query(self) -> str | None: ...
+    @property
+    def fragment(self) -> str | None: ...
+    @property
+    def host_type(self) -> Literal["reg-name", "ipv4", "ipv6", "ipvfuture"] | None: ...
+    @property
+    def is_relative(self) -> bool: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class DedupStats(TypedDict):
+    lines: int
+    bytes: int
+    blank: int
+    invalid: int
+    invalid_by_reason: dict[str, int]
+    unique: int
+    duplicates: int
+    duplicate_ratio: float
+    wall_seconds: float
+    mb_per_s: float
+    urls_per_s: float
+    peak_rss_bytes: int | None
+    threads: int
+
+def canonicalize(
+    url: str,
+    profile: Profile | str = "rfc",
+    *,
+    enable: Flags | None = (),
+    disable: Flags | None = (),
+    lenient: bool = False,
+    key: KeyFormat | str = "uri",
+    compat: Compat | str | None = None,
+) -> str: ...
+def fingerprint(
+    url: str,
+    profile: Profile | str = "rfc",
+    *,
+    enable: Flags | None = (),
+    disable: Flags | None = (),
+    lenient: bool = False,
+    compat: Compat | str | None = None,
+) -> bytes: ...
+def parse(url: str) -> URI: ...
+def resolve(base: str, reference: str, *, strict: bool = True) -> str: ...
+def dedup_file(
+    inputs: StrPath | Sequence[StrPath],
+    output: StrPath,
+    *,
+    profile: Profile | str = "rfc",
+    enable: Flags | None = (),
+    disable: Flags | None = (),
+    lenient: bool = False,
+    key: KeyFormat | str = "uri",
+    emit: Literal["canonical", "original"] = "canonical",
+    field: int | None = None,
+    delimiter: str = "\t",
+    threads: int = 0,
+    rejects: StrPath | None = None,
+    compat: Compat | str | None = None,
+) -> DedupStats: ...

@@ -1,0 +1,27 @@
+"""The exception raised for a string that is not a valid URI-reference."""
+
+from __future__ import annotations
+
+
+class InvalidURIError(ValueError):
+    """A URL that is not a valid RFC 3986 URI-reference.
+
+    ``index`` is the byte offset of the first offending byte in the UTF-8
+    form of the input (the input's length when it ended too early),
+    ``reason`` the error's stable kebab-case name (``invalid-host``, ...),
+    and ``position`` the URL's place in the batch for batch calls
+    (``None`` for one-URL calls).
+    """
+
+    index: int
+    reason: str
+    position: int | None
+
+    def __init__(self, message: str, index: int, reason: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index
+        self.reason = reason
+        self.position = position
+
+    def __reduce__(self) -> tuple[type[InvalidURIError], tuple[str, int, str, int | None]]:
+        return (type(self), (str(self), self.index, self.reason, self.position))
