@@ -44,6 +44,9 @@
 //!    gathers the selected lines into large writes; `engine/output.rs` makes an
 //!    output file appear whole or not at all; `engine/observe.rs` reports
 //!    invalid lines and progress to the caller.
+//! 6. `engine/memory.rs` + `engine/spill/` (runs past the memory limit):
+//!    the limit and the seen-set's budget; partition and lines files
+//!    (`files.rs`), their resolution and the final merge (`resolve.rs`).
 //!
 //! ## Use it from Rust
 //!

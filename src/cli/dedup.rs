@@ -105,6 +105,18 @@ pub struct DedupArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
     pub max_line_bytes: usize,
 
+    /// Memory the run may use (e.g. 512M, 4G); past it, the rest of the
+    /// input is deduplicated through temporary files. Default: half of
+    /// physical memory or three quarters of the cgroup limit. Not
+    /// applied with --exact.
+    #[arg(long, value_name = "SIZE", value_parser = engine::memory::parse_size)]
+    pub memory_limit: Option<u64>,
+
+    /// Directory for the temporary files of a run past --memory-limit
+    /// (default: $TMPDIR or /tmp).
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
+
     /// Target chunk size in bytes (tuning and testing).
     #[arg(long, value_name = "BYTES", default_value_t = 2 << 20, hide = true)]
     pub chunk_size: usize,
@@ -149,6 +161,20 @@ impl Cleanup {
         }
     }
 
+    /// A private directory in `parent` (or the system's temporary
+    /// directory) for the engine's spill files, removed when dropped and on
+    /// Ctrl-C. `None` when it cannot be created: the engine then reports
+    /// the failure itself, only if it needs the directory.
+    fn temp_dir(&self, parent: Option<&Path>) -> Option<tempfile::TempDir> {
+        let parent = parent.map_or_else(std::env::temp_dir, Path::to_owned);
+        let dir = tempfile::Builder::new()
+            .prefix("urikey-")
+            .tempdir_in(parent)
+            .ok()?;
+        self.add(dir.path());
+        Some(dir)
+    }
+
     fn forget(&self, path: &Path) {
         if let Ok(mut v) = self.0.lock() {
             v.retain(|p| p != path);
@@ -163,7 +189,11 @@ impl Cleanup {
         let _ = ctrlc::set_handler(move || {
             if let Ok(v) = files.0.lock() {
                 for p in v.iter() {
-                    let _ = std::fs::remove_file(p);
+                    if p.is_dir() {
+                        let _ = std::fs::remove_dir_all(p);
+                    } else {
+                        let _ = std::fs::remove_file(p);
+                    }
                 }
             }
             std::process::exit(130);
@@ -240,6 +270,12 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
 
     let cleanup = Cleanup::default();
     cleanup.install();
+    config.memory_limit = args.memory_limit;
+    let spill_dir = cleanup.temp_dir(args.temp_dir.as_deref());
+    config.temp_dir = match &spill_dir {
+        Some(dir) => Some(dir.path().to_owned()),
+        None => args.temp_dir.clone(),
+    };
     let mut output = args
         .output
         .as_deref()
@@ -279,6 +315,9 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         None => engine::run(&config, inputs, &mut io::stdout(), &mut observer),
     };
     observer.bar.finish();
+    if let Some(dir) = spill_dir {
+        cleanup.forget(dir.path());
+    }
     let mut reporter = observer.reporter;
     let stats = match result {
         Ok(stats) => stats,
