@@ -10,12 +10,9 @@ const PHYSICAL_SHARE: (u64, u64) = (1, 2);
 /// cache of the files it writes is charged to the cgroup too.
 const CGROUP_SHARE: (u64, u64) = (3, 4);
 
-/// What a run uses besides the seen-set at most, in the default
-/// configuration (2 MiB chunks, at most 2 batches of 8 chunks and 8
-/// read-ahead chunks, their line records and key arenas, the writer's
-/// buffer, 256 partition buffers once spilling): subtracted from the limit
-/// to get the seen-set's budget. The limit is kept to within 64 MiB
-/// (see [`budget`]).
+/// How far above the limit a run may go: room for what it uses besides
+/// the seen-set (chunks in flight with their line records, the writer's
+/// buffer, partition buffers once spilling; see [`budget`]).
 pub const SLACK: u64 = 64 << 20;
 
 /// Parses a size: a number of bytes with an optional binary suffix `K`,
@@ -71,16 +68,25 @@ fn mem_total(meminfo: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
-/// The bytes the seen-set may take under `limit`: the limit less what the
-/// rest of the run uses beyond [`SLACK`] (`working` bytes), so that the
-/// peak stays within the limit plus `SLACK`.
+/// The bytes the seen-set may take under `limit` when the rest of the run
+/// takes `working` bytes: the limit, less what of `working` does not fit in
+/// [`SLACK`], so that the peak stays within the limit plus `SLACK` (and a
+/// limit of 0 spills from the start).
 pub fn budget(limit: u64, working: u64) -> u64 {
-    (limit + SLACK).saturating_sub(working)
+    limit.saturating_sub(working.saturating_sub(SLACK))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_budget() {
+        assert_eq!(budget(0, 40 << 20), 0);
+        assert_eq!(budget(1 << 30, 40 << 20), 1 << 30);
+        assert_eq!(budget(1 << 30, 100 << 20), (1 << 30) - (36 << 20));
+        assert_eq!(budget(10 << 20, 100 << 20), 0);
+    }
 
     #[test]
     fn memory_parse_size() {

@@ -87,15 +87,16 @@ pub fn run(
         .thread_name(|i| format!("urikey-worker-{i}"))
         .build()
         .map_err(|e| Error::Config(format!("cannot start worker threads: {e}")))?;
+    let batch_len = (threads * 4).max(8);
+    let limit = config.memory_limit.or_else(memory::default_limit);
     let limits = Limits {
-        chunk_size: config.chunk_size,
+        chunk_size: chunk_size_under(config.chunk_size, limit, batch_len),
         max_line_bytes: config.max_line_bytes,
     };
-    let batch_len = (threads * 4).max(8);
     let raw_read = Arc::new(AtomicU64::new(0));
 
     let mut driver = Driver::new(config, &names, threads, &pool);
-    driver.limit(batch_len);
+    driver.limit(limit, limits.chunk_size, batch_len);
     let render = driver.render();
     let result = std::thread::scope(|scope| {
         let (chunk_tx, chunk_rx) = mpsc::sync_channel(READ_AHEAD);
@@ -137,6 +138,33 @@ pub fn run(
     let mut stats = result?;
     stats.wall = started.elapsed();
     Ok(stats)
+}
+
+/// Chunks in flight at most: two batches and the read-ahead.
+fn chunks_in_flight(batch_len: usize) -> u64 {
+    (2 * batch_len + READ_AHEAD) as u64
+}
+
+/// Memory a chunk in flight takes with its line records, shard buckets
+/// and key arena, per byte of chunk: about 2 (the records alone take 52
+/// bytes per line).
+const CHUNK_COST: u64 = 2;
+
+/// What the process takes besides chunks, buffers and the seen-set (code,
+/// thread stacks, allocator).
+const BASE_BYTES: u64 = 8 << 20;
+
+/// The chunk size for a run under `limit`: `chunk_size`, or less when the
+/// chunks in flight would take more than a third of the limit plus
+/// [`memory::SLACK`] (so that `--memory-limit 0` still runs within 64 MiB),
+/// but never below 64 KiB.
+fn chunk_size_under(chunk_size: usize, limit: Option<u64>, batch_len: usize) -> usize {
+    let Some(limit) = limit else {
+        return chunk_size;
+    };
+    let share = (limit.saturating_add(memory::SLACK)) / 3;
+    let most = share / (chunks_in_flight(batch_len) * CHUNK_COST);
+    chunk_size.min(usize::try_from(most).unwrap_or(usize::MAX).max(64 << 10))
 }
 
 fn check_config(config: &Config) -> Result<(), Error> {
@@ -375,21 +403,17 @@ impl<'a> Driver<'a> {
     /// Sets the seen-set's budget from the memory limit: the limit less
     /// what batches of `batch_len` chunks, the read-ahead and the spill
     /// buffers take.
-    fn limit(&mut self, batch_len: usize) {
-        let config = self.config;
-        let limit = config.memory_limit.or_else(memory::default_limit);
-        // A chunk, its line records and its key arena: about twice its
-        // size at most.
-        let chunks = (2 * batch_len + READ_AHEAD) as u64 * config.chunk_size as u64 * 2;
+    fn limit(&mut self, limit: Option<u64>, chunk_size: usize, batch_len: usize) {
+        let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
         let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64;
-        self.budget = limit.map(|l| memory::budget(l, chunks + buffers));
+        self.budget = limit.map(|l| memory::budget(l, chunks + buffers + BASE_BYTES));
         let keys = self.budget.unwrap_or(u64::MAX) / RESOLVE_BYTES_PER_KEY as u64;
         self.tuning.partition_keys = usize::try_from(keys)
             .unwrap_or(usize::MAX)
             .max(MIN_PARTITION_KEYS);
         #[cfg(feature = "testing")]
         {
-            let hooks = config.spill_hooks;
+            let hooks = self.config.spill_hooks;
             if let Some(k) = hooks.partition_keys {
                 self.tuning.partition_keys = k;
             }
@@ -718,6 +742,19 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_chunk_size_under_a_limit() {
+        // No limit, or a large one: the configured size.
+        assert_eq!(chunk_size_under(2 << 20, None, 8), 2 << 20);
+        assert_eq!(chunk_size_under(2 << 20, Some(4 << 30), 8), 2 << 20);
+        // A tiny limit: the chunks in flight take a third of the 64 MiB
+        // slack at most, and chunks stay at least 64 KiB.
+        let small = chunk_size_under(2 << 20, Some(0), 8);
+        assert!(small as u64 * chunks_in_flight(8) * CHUNK_COST <= memory::SLACK / 3);
+        assert!(small >= 64 << 10);
+        assert_eq!(chunk_size_under(2 << 20, Some(0), 1000), 64 << 10);
+    }
 
     #[test]
     fn run_push_decimal() {
