@@ -44,7 +44,10 @@
 //!    gathers the selected lines into large writes; `engine/output.rs` makes an
 //!    output file appear whole or not at all; `engine/observe.rs` reports
 //!    invalid lines and progress to the caller.
-//! 6. `src/cli/`: the command. `dedup.rs`, `normalize.rs`, `parse.rs`,
+//! 6. `engine/memory.rs` + `engine/spill/` (runs past the memory limit):
+//!    the limit and the seen-set's budget; partition and lines files
+//!    (`files.rs`), their resolution and the final merge (`resolve.rs`).
+//! 7. `src/cli/`: the command. `dedup.rs`, `normalize.rs`, `parse.rs`,
 //!    `resolve.rs` (one file per command); `output.rs` (stdout or an
 //!    `OutputFile`, `-`, Ctrl-C); `report.rs` (stderr that never fails a run,
 //!    the capped invalid-line report); `progress.rs` (bar or plain lines);

@@ -836,3 +836,273 @@ proptest! {
         prop_assert_eq!(stats.lines, stats.blank + stats.invalid + stats.unique + stats.duplicates);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Larger than memory: a spilled run equals the in-memory run.
+
+/// Runs the engine on `input` (streamed or in memory) and returns the
+/// output, or the error.
+fn run_engine(
+    config: &Config,
+    input: &[u8],
+    stream: bool,
+) -> Result<(Vec<u8>, engine::Stats), engine::Error> {
+    let source = if stream {
+        Input::Reader {
+            name: "r".into(),
+            reader: Box::new(std::io::Cursor::new(input.to_vec())),
+        }
+    } else {
+        Input::Bytes {
+            name: "b".into(),
+            bytes: Arc::from(input),
+        }
+    };
+    let mut got = Vec::new();
+    let stats = engine::run(config, vec![source], &mut got, &mut |_: &InvalidLine<
+        '_,
+    >| {})?;
+    Ok((got, stats))
+}
+
+/// Lines with many distinct keys and repeats far apart, so that spilled
+/// keys have first lines and duplicates on both sides of the spill point.
+fn spill_input_strategy() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec((0u32..120, 0..4usize), 0..400).prop_map(|lines| {
+        let mut v = Vec::new();
+        for (n, form) in lines {
+            let line = match form {
+                0 => format!("http://h{}.example/p/{n}", n % 7),
+                1 => format!("HTTP://H{}.EXAMPLE:80/p/{n}", n % 7),
+                2 => format!("http://h{}.example/p/%7E{n}#f", n % 5),
+                _ => format!("bad url {n}"),
+            };
+            v.extend_from_slice(line.as_bytes());
+            v.push(b'\n');
+        }
+        v
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: common::proptest_cases(48),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn prop_spilled_run_matches_in_memory(
+        input in spill_input_strategy(),
+        threads in 1usize..=3,
+        chunk_size in prop_oneof![16usize..256, 256usize..4096],
+        stream in any::<bool>(),
+        output in prop_oneof![Just(Select::Unique), Just(Select::Duplicates), Just(Select::Counts)],
+        original in any::<bool>(),
+        surt in any::<bool>(),
+        after_keys in 0u64..80,
+        partition_keys in 1usize..40,
+    ) {
+        let keyer = if surt {
+            "rfc key=surt".parse::<urikey::uri::key::KeyConfig>().expect("a config").keyer()
+        } else {
+            Keyer::default()
+        };
+        let mut config = Config::new(keyer);
+        config.threads = threads;
+        config.chunk_size = chunk_size;
+        config.select = output;
+        config.emit = if original { Emit::Original } else { Emit::Key };
+        let (want, want_stats) = run_engine(&config, &input, false).expect("in-memory run");
+        let temp = TempDir::new().expect("temp dir");
+        config.temp_dir = Some(temp.path().to_owned());
+        config.spill_hooks.after_keys = Some(after_keys);
+        config.spill_hooks.partition_keys = Some(partition_keys);
+        let (got, stats) = run_engine(&config, &input, stream).expect("spilled run");
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+        prop_assert_eq!((stats.unique, stats.duplicates, stats.invalid), (want_stats.unique, want_stats.duplicates, want_stats.invalid));
+        prop_assert!(listing(temp.path()).is_empty(), "left behind: {:?}", listing(temp.path()));
+    }
+}
+
+#[test]
+fn dedup_spill_files_removed_after_success_and_failure() {
+    let input: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("http://h.example/{}\n", i % 15_000).into_bytes())
+        .collect();
+    let mut config = Config::new(Keyer::default());
+    config.chunk_size = 4096;
+    let (want, _) = run_engine(&config, &input, false).expect("in-memory run");
+    let temp = TempDir::new().expect("temp dir");
+    config.temp_dir = Some(temp.path().to_owned());
+    config.spill_hooks.after_keys = Some(1000);
+    config.spill_hooks.partition_keys = Some(300);
+    for stream in [false, true] {
+        let (got, _) = run_engine(&config, &input, stream).expect("spilled run");
+        assert!(got == want, "spilled output differs (stream: {stream})");
+        assert!(listing(temp.path()).is_empty());
+    }
+    // A write failure midway (in phase 2, in the writer, while resolving).
+    for fail_after in [0u64, 1000, 100_000, 400_000] {
+        config.spill_hooks.fail_after_bytes = Some(fail_after);
+        let err = run_engine(&config, &input, true).expect_err("the temp disk is full");
+        assert!(matches!(err, engine::Error::Spill { .. }), "{err:?}");
+        let text = format!("{err}");
+        assert!(text.contains(&temp.path().display().to_string()), "{text}");
+        assert!(
+            listing(temp.path()).is_empty(),
+            "{fail_after}: {:?}",
+            listing(temp.path())
+        );
+    }
+}
+
+#[test]
+fn dedup_memory_limit_cli_matches_in_memory() {
+    let dir = TempDir::new().expect("temp dir");
+    let temp = TempDir::new().expect("temp dir");
+    let f = write(&dir, "in.txt", SAMPLE);
+    for extra in [
+        &[][..],
+        &["--duplicates"],
+        &["--count"],
+        &["--emit", "original"],
+    ] {
+        let want = stdout_of(urikey().arg("dedup").arg("-q").args(extra).arg(&f));
+        // A limit below the fixed working set: everything spills.
+        let got = stdout_of(
+            urikey()
+                .args(["dedup", "-q", "--memory-limit", "1K", "--temp-dir"])
+                .arg(temp.path())
+                .args(extra)
+                .arg(&f),
+        );
+        assert_eq!(got, want, "{extra:?}");
+        let piped = stdout_of(
+            urikey()
+                .args([
+                    "dedup",
+                    "-q",
+                    "--threads",
+                    "1",
+                    "--memory-limit",
+                    "0",
+                    "--temp-dir",
+                ])
+                .arg(temp.path())
+                .args(extra)
+                .write_stdin(SAMPLE),
+        );
+        assert_eq!(piped, want, "{extra:?} from stdin");
+        assert!(listing(temp.path()).is_empty());
+    }
+    urikey()
+        .args(["dedup", "--memory-limit", "lots"])
+        .write_stdin(SAMPLE)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a size"));
+}
+
+/// A big enough input that a spilling debug build runs for a while.
+fn big_input(dir: &TempDir) -> PathBuf {
+    let mut input = Vec::new();
+    for i in 0..1_500_000u32 {
+        input.extend_from_slice(format!("http://h{}.example/some/path/{i}\n", i % 97).as_bytes());
+    }
+    write(dir, "big.txt", &input)
+}
+
+#[cfg(unix)]
+#[test]
+fn dedup_spill_ctrl_c_leaves_no_temp_files() {
+    let dir = TempDir::new().expect("temp dir");
+    let f = big_input(&dir);
+    for signal in ["-INT", "-TERM"] {
+        let temp = TempDir::new().expect("temp dir");
+        let out = dir.path().join("out.txt");
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("urikey"))
+            .args(["dedup", "--memory-limit", "1", "-o"])
+            .arg(&out)
+            .arg("--temp-dir")
+            .arg(temp.path())
+            .arg(&f)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawns");
+        // Wait until spill files exist, then interrupt.
+        let spilling = |p: &Path| {
+            std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| e.path().is_dir() && !listing(&e.path()).is_empty())
+        };
+        for _ in 0..1000 {
+            if spilling(temp.path()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(spilling(temp.path()), "{signal}: the run spills");
+        let status = StdCommand::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let code = child.wait().expect("exits");
+        assert_ne!(code.code(), Some(0), "{signal}");
+        assert!(!out.exists(), "{signal}");
+        assert!(
+            listing(temp.path()).is_empty(),
+            "{signal}: {:?}",
+            listing(temp.path())
+        );
+    }
+}
+
+/// A full temporary filesystem: exit 2, a message naming the directory, no
+/// output file. Needs a small tmpfs, so it runs only where this test may
+/// mount one (as root); elsewhere the engine-level injected failure of
+/// `dedup_spill_files_removed_after_success_and_failure` covers it.
+#[cfg(target_os = "linux")]
+#[test]
+fn dedup_spill_full_temp_disk() {
+    let small = TempDir::new().expect("temp dir");
+    let mounted = StdCommand::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+        .arg(small.path())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("note: cannot mount a tmpfs here; skipping the full-disk CLI test");
+        return;
+    }
+    let dir = TempDir::new().expect("temp dir");
+    let sample =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/crawl-sample.txt"))
+            .expect("the crawl sample");
+    let f = write(&dir, "in.txt", &sample);
+    let out = dir.path().join("out.txt");
+    let result = urikey()
+        .args(["dedup", "-q", "--memory-limit", "1", "-o"])
+        .arg(&out)
+        .arg("--temp-dir")
+        .arg(small.path())
+        .arg(&f)
+        .output();
+    let leftover = listing(small.path());
+    let _ = StdCommand::new("umount").arg(small.path()).status();
+    let result = result.expect("runs");
+    assert_eq!(result.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains(&small.path().display().to_string()) && stderr.contains("No space left"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    assert_eq!(listing(dir.path()), ["in.txt"]);
+    assert!(leftover.is_empty(), "{leftover:?}");
+}

@@ -128,6 +128,18 @@ pub struct DedupArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
     pub max_line_bytes: usize,
 
+    /// Memory the run may use (e.g. 512M, 4G); past it, the rest of the
+    /// input is deduplicated through temporary files. Default: half of
+    /// physical memory or three quarters of the cgroup limit. Not
+    /// applied with --exact.
+    #[arg(long, value_name = "SIZE", value_parser = engine::memory::parse_size)]
+    pub memory_limit: Option<u64>,
+
+    /// Directory for the temporary files of a run past --memory-limit
+    /// (default: $TMPDIR or /tmp).
+    #[arg(long, value_name = "DIR")]
+    pub temp_dir: Option<PathBuf>,
+
     /// Target chunk size in bytes (tuning and testing).
     #[arg(long, value_name = "BYTES", default_value_t = 2 << 20, hide = true)]
     pub chunk_size: usize,
@@ -281,6 +293,12 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
 
     let cleanup = Cleanup::default();
     cleanup.install();
+    config.memory_limit = args.memory_limit;
+    let spill_dir = cleanup.temp_dir(args.temp_dir.as_deref());
+    config.temp_dir = match &spill_dir {
+        Some(dir) => Some(dir.path().to_owned()),
+        None => args.temp_dir.clone(),
+    };
     let mut sink = Sink::open(args.output.as_deref(), &cleanup)?;
     let rejects = args
         .rejects
@@ -313,6 +331,9 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     } else {
         engine::run(&config, inputs, sink.writer(), &mut observer)
     };
+    if let Some(dir) = spill_dir {
+        cleanup.forget_dir(dir.path());
+    }
     let mut stats = match result {
         Ok(stats) => stats,
         Err(engine::Error::Interrupted) => {

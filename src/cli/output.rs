@@ -73,10 +73,33 @@ impl Cleanup {
         }
     }
 
+    /// A private directory in `parent` (or the system's temporary
+    /// directory) for the engine's spill files, removed when dropped and on
+    /// Ctrl-C. `None` when it cannot be created: the engine then reports
+    /// the failure itself, only if it needs the directory.
+    pub fn temp_dir(&self, parent: Option<&Path>) -> Option<tempfile::TempDir> {
+        let parent = parent.map_or_else(std::env::temp_dir, Path::to_owned);
+        let dir = tempfile::Builder::new()
+            .prefix("urikey-")
+            .tempdir_in(parent)
+            .ok()?;
+        self.add(dir.path());
+        Some(dir)
+    }
+
+    /// Stops tracking a spill directory (its `TempDir` removes it).
+    pub fn forget_dir(&self, dir: &Path) {
+        self.forget(dir);
+    }
+
     fn remove_all(&self) {
         if let Ok(v) = self.0.lock() {
             for p in v.iter() {
-                let _ = std::fs::remove_file(p);
+                if p.is_dir() {
+                    let _ = std::fs::remove_dir_all(p);
+                } else {
+                    let _ = std::fs::remove_file(p);
+                }
             }
         }
     }

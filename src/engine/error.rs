@@ -28,6 +28,14 @@ pub enum Error {
     /// The output could not be written (a closed pipe is reported as this
     /// too, with [`io::ErrorKind::BrokenPipe`]).
     Write(io::Error),
+    /// A temporary file of a run larger than its memory limit could not be
+    /// written or read (a full disk, for example).
+    Spill {
+        /// The temporary directory the files were in.
+        dir: std::path::PathBuf,
+        /// What the operating system said.
+        source: io::Error,
+    },
     /// The configuration is unusable (zero chunk size, ...).
     Config(String),
     /// The observer asked the run to stop
@@ -65,6 +73,9 @@ impl fmt::Display for Error {
                 write!(f, "cannot read {path} after {offset} bytes")
             }
             Error::Write(_) => f.write_str("cannot write output"),
+            Error::Spill { dir, .. } => {
+                write!(f, "cannot use temporary files in {}", dir.display())
+            }
             Error::Config(msg) => f.write_str(msg),
             Error::Interrupted => f.write_str("interrupted"),
         }
@@ -74,9 +85,10 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Open { source, .. } | Error::Read { source, .. } | Error::Write(source) => {
-                Some(source)
-            }
+            Error::Open { source, .. }
+            | Error::Read { source, .. }
+            | Error::Spill { source, .. }
+            | Error::Write(source) => Some(source),
             Error::Config(_) | Error::Interrupted => None,
         }
     }

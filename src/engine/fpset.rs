@@ -34,6 +34,10 @@ const MAX_LOAD: (usize, usize) = (7, 10);
 /// noise of each other.
 pub const AHEAD: usize = 16;
 
+/// Bytes per live entry of the per-thread buffer a rebuild in place
+/// copies the entries to (a fingerprint and an id), kept between rebuilds.
+pub const REBUILD_BYTES_PER_KEY: usize = 20;
+
 /// Smallest number of slots a table starts with.
 const MIN_SLOTS: usize = 64;
 
@@ -55,6 +59,17 @@ std::thread_local! {
     /// ids), reused by each worker thread from one rebuild to the next.
     static REBUILD: std::cell::RefCell<(Vec<u128>, Vec<u32>)> =
         const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Frees the calling thread's rebuild buffer (it is kept between rebuilds
+/// otherwise): the engine calls it on every worker before it resolves a
+/// spilled run.
+pub fn release_rebuild_buffer() {
+    REBUILD.with(|cell| {
+        if let Ok(mut b) = cell.try_borrow_mut() {
+            *b = (Vec::new(), Vec::new());
+        }
+    });
 }
 
 /// Zero-initialised storage for `len` slots of 16 bytes.
@@ -298,6 +313,43 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                 _ => i = next_slot(i, len),
             }
         }
+    }
+
+    /// The id of `fp` when it is in the table (0 for every fingerprint of a
+    /// table without ids).
+    pub fn find(&self, fp: u128) -> Option<u32> {
+        if fp == 0 {
+            return self.zero;
+        }
+        let len = self.slots.len();
+        let mut i = home(fp, len);
+        loop {
+            match self.slots.get(i) {
+                0 => return None,
+                s if s == fp => {
+                    return Some(if WITH_IDS {
+                        self.ids.get(i).copied().unwrap_or(0)
+                    } else {
+                        0
+                    })
+                }
+                _ => i = next_slot(i, len),
+            }
+        }
+    }
+
+    /// Bytes the table's slots (and ids) would take after `more` new
+    /// fingerprints (it may grow several times): what the engine checks
+    /// against its memory limit before a batch. A rebuild also holds the
+    /// live entries once more, in the rebuilding thread's buffer
+    /// ([`REBUILD_BYTES_PER_KEY`] each).
+    pub fn bytes_after(&self, more: usize) -> usize {
+        let want = self.filled + more;
+        let mut len = self.slots.len();
+        while want * MAX_LOAD.1 > len * MAX_LOAD.0 {
+            len = next_len(len);
+        }
+        len * (16 + if WITH_IDS { 4 } else { 0 })
     }
 
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint

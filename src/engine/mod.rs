@@ -45,6 +45,23 @@
 //! not good enough, [`Config::exact`] keeps the full keys (memory then grows
 //! with their total length) and never merges different keys.
 //!
+//! # Larger than memory
+//!
+//! [`Config::memory_limit`] (by default [`memory::default_limit`]) bounds
+//! the seen-set: before phase 2 of each batch the engine checks whether the
+//! set, grown by every fingerprint of the batch, could pass the limit less
+//! the fixed working set. At the first batch where it could, the set stops
+//! growing and the rest of the run is decided on disk, in a directory under
+//! [`Config::temp_dir`] removed when the run ends: keys the set holds are
+//! duplicates at once; every other line gets a 24-byte record in one of
+//! 256 partition files (by the fingerprint's top 8 bits) and its output
+//! bytes in a lines file. At the end each partition is resolved in input
+//! order and the selected lines are copied from the lines file, so the
+//! output is the in-memory one, byte for byte, with any thread count and
+//! for every [`Select`]. A failure of the temporary files is
+//! [`Error::Spill`], naming the directory. [`Config::exact`] runs are not
+//! held to the limit.
+//!
 //! # Counts
 //!
 //! With [`Select::Counts`] nothing can be written before the whole input is
@@ -57,11 +74,13 @@ mod error;
 pub mod fpset;
 mod input;
 pub mod lines;
+pub mod memory;
 mod observe;
 mod output;
 mod run;
 mod seen;
 mod shard;
+mod spill;
 mod stats;
 
 use core::fmt;
@@ -129,6 +148,32 @@ pub struct Config {
     pub chunk_size: usize,
     /// Longest accepted line, in bytes (without `\n`/`\r`).
     pub max_line_bytes: usize,
+    /// Memory the run may use, in bytes, within 64 MiB
+    /// ([`memory::SLACK`]): past it, the rest of the input is decided on
+    /// disk (see "Larger than memory" above). `None`: [`memory::default_limit`].
+    /// Not applied with [`Config::exact`].
+    pub memory_limit: Option<u64>,
+    /// Where the spill directory is created (`None`: the system's
+    /// temporary directory, `$TMPDIR` or `/tmp`).
+    pub temp_dir: Option<std::path::PathBuf>,
+    /// Test hooks for spilling; not a public API.
+    #[cfg(feature = "testing")]
+    #[doc(hidden)]
+    pub spill_hooks: SpillHooks,
+}
+
+/// Test hooks for spilling (feature `testing`); not a public API.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SpillHooks {
+    /// Spill from the first batch at which this many distinct keys are
+    /// known, whatever the memory limit.
+    pub after_keys: Option<u64>,
+    /// Most distinct keys a partition holds in memory while it is resolved.
+    pub partition_keys: Option<usize>,
+    /// Spill writes fail with ENOSPC past this many bytes.
+    pub fail_after_bytes: Option<u64>,
 }
 
 /// Largest accepted `chunk_size` and `max_line_bytes` (chunk offsets are
@@ -148,6 +193,10 @@ impl Config {
             threads: 0,
             chunk_size: 2 << 20,
             max_line_bytes: lines::MAX_LINE_BYTES,
+            memory_limit: None,
+            temp_dir: None,
+            #[cfg(feature = "testing")]
+            spill_hooks: SpillHooks::default(),
         }
     }
 }

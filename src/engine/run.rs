@@ -4,6 +4,7 @@
 //! the next batch is processed, then hands the batch back for reuse.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -16,9 +17,14 @@ use crate::uri::key::KeyScratch;
 use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
 use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
+use super::fpset::{self, REBUILD_BYTES_PER_KEY};
 use super::input::{self, Input, Source};
+use super::memory;
 use super::observe::{Observer, Progress};
-use super::shard::SHARDS;
+use super::shard::{SHARDS, SHARD_BITS};
+use super::spill::{
+    self, Partitions, SpillDir, SpillTuning, SpillWriter, PARTITION_BUFFER, RESOLVE_BYTES_PER_KEY,
+};
 use super::stats::Stats;
 use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES};
 
@@ -36,6 +42,13 @@ const WRITE_BYTES: usize = 1 << 20;
 
 /// Size of the pieces the counts output is written in.
 const COUNTS_PIECE: usize = 1 << 20;
+
+/// Write buffer of the lines file once a run spills.
+const LINES_BUFFER: usize = 1 << 20;
+
+/// Fewest distinct keys a partition may hold while it is resolved,
+/// however low the memory limit (4 MiB).
+const MIN_PARTITION_KEYS: usize = 1 << 16;
 
 /// Deduplicates `inputs` (one logical stream, in order) into `output`.
 ///
@@ -74,14 +87,16 @@ pub fn run(
         .thread_name(|i| format!("urikey-worker-{i}"))
         .build()
         .map_err(|e| Error::Config(format!("cannot start worker threads: {e}")))?;
+    let batch_len = (threads * 4).max(8);
+    let limit = config.memory_limit.or_else(memory::default_limit);
     let limits = Limits {
-        chunk_size: config.chunk_size,
+        chunk_size: chunk_size_under(config.chunk_size, limit, batch_len),
         max_line_bytes: config.max_line_bytes,
     };
-    let batch_len = (threads * 4).max(8);
     let raw_read = Arc::new(AtomicU64::new(0));
 
     let mut driver = Driver::new(config, &names, threads, &pool);
+    driver.limit(limit, limits.chunk_size, batch_len);
     let render = driver.render();
     let result = std::thread::scope(|scope| {
         let (chunk_tx, chunk_rx) = mpsc::sync_channel(READ_AHEAD);
@@ -111,10 +126,14 @@ pub fn run(
         drop(out_tx);
         let written = writer
             .join()
-            .unwrap_or_else(|_| Err(io::Error::other("writer thread panicked")));
+            .unwrap_or_else(|_| Err(Error::Write(io::Error::other("writer thread panicked"))));
         // A write failure explains a failed send, so it comes first.
-        written.map_err(Error::Write)?;
-        driven
+        let new = written?;
+        let (mut stats, undecided) = driven?;
+        // Undecided lines were counted as unique; the writer found which.
+        stats.unique -= undecided - new.min(undecided);
+        stats.duplicates += undecided - new.min(undecided);
+        Ok(stats)
     });
     // Freeing the seen-set of a large run takes seconds (--exact: one
     // allocation per key): the wall time includes it.
@@ -123,6 +142,33 @@ pub fn run(
     let mut stats = result?;
     stats.wall = started.elapsed();
     Ok(stats)
+}
+
+/// Chunks in flight at most: two batches and the read-ahead.
+fn chunks_in_flight(batch_len: usize) -> u64 {
+    (2 * batch_len + READ_AHEAD) as u64
+}
+
+/// Memory a chunk in flight takes with its line records, shard buckets
+/// and key arena, per byte of chunk: about 2 (the records alone take 52
+/// bytes per line).
+const CHUNK_COST: u64 = 2;
+
+/// What the process takes besides chunks, buffers and the seen-set (code,
+/// thread stacks, allocator).
+const BASE_BYTES: u64 = 8 << 20;
+
+/// The chunk size for a run under `limit`: `chunk_size`, or less when the
+/// chunks in flight would take more than a third of the limit plus
+/// [`memory::SLACK`] (so that `--memory-limit 0` still runs within 64 MiB),
+/// but never below 64 KiB.
+fn chunk_size_under(chunk_size: usize, limit: Option<u64>, batch_len: usize) -> usize {
+    let Some(limit) = limit else {
+        return chunk_size;
+    };
+    let share = (limit.saturating_add(memory::SLACK)) / 3;
+    let most = share / (chunks_in_flight(batch_len) * CHUNK_COST);
+    chunk_size.min(usize::try_from(most).unwrap_or(usize::MAX).max(64 << 10))
 }
 
 fn check_config(config: &Config) -> Result<(), Error> {
@@ -201,24 +247,72 @@ enum ToWriter {
     Batch(Vec<ChunkState>),
     /// Bytes to write as they are (the counts output).
     Bytes(Vec<u8>),
+    /// The run spills from now on: the lines file to append to.
+    StartSpill(SpillWriter),
+    /// A batch processed after the run spilled: its lines that may be
+    /// printed go to the lines file.
+    SpillBatch(Vec<ChunkState>),
+    /// The input has ended: resolve the partitions and print the selected
+    /// lines of the lines file.
+    Resolve {
+        dir: Arc<SpillDir>,
+        partitions: Vec<PathBuf>,
+        tuning: SpillTuning,
+    },
 }
 
 /// The writer thread: batches and buffers in order, then a flush. The
 /// selected lines are gathered into one buffer, written whenever it holds
-/// [`WRITE_BYTES`] or more (and at the end).
+/// [`WRITE_BYTES`] or more (and at the end). Once the run spills, batches
+/// go to the lines file, and the output is written when the input has
+/// ended. Returns the number of keys first seen after the run spilled.
 fn write_all(
     output: &mut (dyn Write + Send),
     rx: &Receiver<ToWriter>,
     recycle: &mpsc::Sender<Vec<ChunkState>>,
     render: &Render<'_>,
-) -> io::Result<()> {
+) -> Result<u64, Error> {
     let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
+    let mut lines: Option<SpillWriter> = None;
+    let mut entries: Vec<u8> = Vec::new();
+    let mut new = 0u64;
     for msg in rx {
         match msg {
             ToWriter::Bytes(buf) => {
-                output.write_all(&pending)?;
+                output.write_all(&pending).map_err(Error::Write)?;
                 pending.clear();
-                output.write_all(&buf)?;
+                output.write_all(&buf).map_err(Error::Write)?;
+            }
+            ToWriter::StartSpill(file) => lines = Some(file),
+            ToWriter::SpillBatch(mut works) => {
+                // What earlier batches selected goes out first.
+                if !pending.is_empty() {
+                    output.write_all(&pending).map_err(Error::Write)?;
+                    pending.clear();
+                }
+                for work in &mut works {
+                    entries.clear();
+                    work.spill_lines(render, &mut entries);
+                    if let Some(file) = &mut lines {
+                        file.write(&entries)?;
+                    }
+                    if let Some(chunk) = work.chunk.take() {
+                        chunk.release();
+                    }
+                }
+                let _ = recycle.send(works);
+            }
+            ToWriter::Resolve {
+                dir,
+                partitions,
+                tuning,
+            } => {
+                output.write_all(&pending).map_err(Error::Write)?;
+                pending = Vec::new();
+                if let Some(file) = lines.take() {
+                    let path = file.finish()?;
+                    new = spill::finish(&dir, partitions, path, render.select, tuning, output)?;
+                }
             }
             ToWriter::Batch(mut works) => {
                 for work in &mut works {
@@ -228,7 +322,7 @@ fn write_all(
                         chunk.release();
                     }
                     if pending.len() >= WRITE_BYTES {
-                        output.write_all(&pending)?;
+                        output.write_all(&pending).map_err(Error::Write)?;
                         pending.clear();
                     }
                 }
@@ -236,8 +330,15 @@ fn write_all(
             }
         }
     }
-    output.write_all(&pending)?;
-    output.flush()
+    output.write_all(&pending).map_err(Error::Write)?;
+    output.flush().map_err(Error::Write)?;
+    Ok(new)
+}
+
+/// A run that spills: the directory, and each shard's partition files.
+struct Spilling {
+    dir: Arc<SpillDir>,
+    parts: Vec<Partitions>,
 }
 
 /// The state of the calling thread between batches.
@@ -254,6 +355,15 @@ struct Driver<'a> {
     spare: Vec<ChunkState>,
     uniques: Uniques,
     stats: Stats,
+    threads: usize,
+    /// Bytes the seen-set may take before the run spills (`None`: no limit).
+    budget: Option<u64>,
+    tuning: SpillTuning,
+    /// Valid lines so far (the next sequence number).
+    seq: u64,
+    /// Lines left undecided since the run spilled.
+    undecided: u64,
+    spilling: Option<Spilling>,
 }
 
 impl<'a> Driver<'a> {
@@ -282,7 +392,113 @@ impl<'a> Driver<'a> {
                 threads,
                 ..Stats::default()
             },
+            threads,
+            budget: None,
+            tuning: SpillTuning {
+                partition_keys: MIN_PARTITION_KEYS,
+                fail_after_bytes: None,
+            },
+            seq: 0,
+            undecided: 0,
+            spilling: None,
         }
+    }
+
+    /// Sets the seen-set's budget from the memory limit: the limit less
+    /// what batches of `batch_len` chunks, the read-ahead and the spill
+    /// buffers take.
+    fn limit(&mut self, limit: Option<u64>, chunk_size: usize, batch_len: usize) {
+        let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
+        let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64;
+        self.budget = limit.map(|l| memory::budget(l, chunks + buffers + BASE_BYTES));
+        let keys = self.budget.unwrap_or(u64::MAX) / RESOLVE_BYTES_PER_KEY as u64;
+        self.tuning.partition_keys = usize::try_from(keys)
+            .unwrap_or(usize::MAX)
+            .max(MIN_PARTITION_KEYS);
+        #[cfg(feature = "testing")]
+        {
+            let hooks = self.config.spill_hooks;
+            if let Some(k) = hooks.partition_keys {
+                self.tuning.partition_keys = k;
+            }
+            self.tuning.fail_after_bytes = hooks.fail_after_bytes;
+        }
+    }
+
+    /// True when phase 2 of `batch` could take the seen-set past its
+    /// budget: every shard at its size after all of its entries are new,
+    /// with the rebuild buffers each worker keeps, and with counts, the
+    /// lines kept.
+    fn over_budget(&self, batch: &[ChunkState]) -> bool {
+        if self.config.exact {
+            return false;
+        }
+        #[cfg(feature = "testing")]
+        if let Some(k) = self.config.spill_hooks.after_keys {
+            if self.stats.unique >= k {
+                return true;
+            }
+        }
+        let Some(budget) = self.budget else {
+            return false;
+        };
+        let mut total = 0usize;
+        let mut largest = 0usize;
+        for (s, shard) in self.shards.iter().enumerate() {
+            let more: usize = batch.iter().map(|w| w.bucket_len(s)).sum();
+            total += shard.bytes_after(more);
+            largest = largest.max(shard.len() + more);
+        }
+        total += self.threads * largest * REBUILD_BYTES_PER_KEY;
+        if self.config.select == Select::Counts {
+            let bytes: usize = batch.iter().map(|w| w.bytes().len()).sum();
+            let keys: usize = batch.iter().map(|w| w.valid() as usize).sum();
+            let ends = self.uniques.ends.len() + keys;
+            total += (self.uniques.bytes.len() + bytes) * 2 + ends * 16;
+        }
+        total as u64 > budget
+    }
+
+    /// Starts spilling: the directory, the partition files, and the lines
+    /// file handed to the writer.
+    fn start_spill(&mut self, out: &SyncSender<ToWriter>) -> Result<(), Error> {
+        let config = self.config;
+        let parent = config.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let dir = SpillDir::create(&parent, self.tuning.fail_after_bytes)?;
+        let parts = (0..SHARDS)
+            .map(|_| Partitions::for_shard(&dir, SHARD_BITS))
+            .collect();
+        let lines = dir.create_file("lines", LINES_BUFFER)?;
+        // A closed channel means the writer failed; its error is reported.
+        let _ = out.send(ToWriter::StartSpill(lines));
+        self.spilling = Some(Spilling { dir, parts });
+        Ok(())
+    }
+
+    /// At the end of a spilled run: the frozen set's counts written, the
+    /// partitions closed, the set freed, and the writer told to resolve.
+    fn finish_spill(&mut self, out: &SyncSender<ToWriter>) -> Result<(), Error> {
+        let Some(spilling) = self.spilling.take() else {
+            return Ok(());
+        };
+        if self.config.select == Select::Counts {
+            self.write_counts(out);
+        }
+        let mut partitions = Vec::new();
+        for parts in spilling.parts {
+            partitions.extend(parts.finish()?);
+        }
+        for shard in &mut self.shards {
+            shard.clear();
+        }
+        self.uniques = Uniques::default();
+        self.pool.broadcast(|_| fpset::release_rebuild_buffer());
+        let _ = out.send(ToWriter::Resolve {
+            dir: spilling.dir,
+            partitions,
+            tuning: self.tuning,
+        });
+        Ok(())
     }
 
     /// What phase 3 needs.
@@ -304,7 +520,7 @@ impl<'a> Driver<'a> {
         recycled: &Receiver<Vec<ChunkState>>,
         observer: &mut dyn Observer,
         progress: impl Fn(u64) -> Progress,
-    ) -> Result<Stats, Error> {
+    ) -> Result<(Stats, u64), Error> {
         let mut batch: Vec<ChunkState> = Vec::with_capacity(batch_len);
         loop {
             let mut ended = false;
@@ -325,8 +541,13 @@ impl<'a> Driver<'a> {
                 }
             }
             if !batch.is_empty() {
-                self.process(&mut batch, observer);
-                if self.config.select == Select::Counts {
+                self.process(&mut batch, observer, out)?;
+                if self.spilling.is_some() {
+                    let full = std::mem::replace(&mut batch, Vec::with_capacity(batch_len));
+                    if out.send(ToWriter::SpillBatch(full)).is_err() {
+                        return Ok((std::mem::take(&mut self.stats), self.undecided));
+                    }
+                } else if self.config.select == Select::Counts {
                     for mut work in batch.drain(..) {
                         if let Some(chunk) = work.chunk.take() {
                             chunk.release();
@@ -337,7 +558,7 @@ impl<'a> Driver<'a> {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(batch_len));
                     if out.send(ToWriter::Batch(full)).is_err() {
                         // The writer stopped; its error is reported.
-                        return Ok(std::mem::take(&mut self.stats));
+                        return Ok((std::mem::take(&mut self.stats), self.undecided));
                     }
                 }
                 observer.progress(&progress(self.stats.lines));
@@ -349,6 +570,10 @@ impl<'a> Driver<'a> {
                 break;
             }
         }
+        if self.spilling.is_some() {
+            self.finish_spill(out)?;
+            return Ok((std::mem::take(&mut self.stats), self.undecided));
+        }
         debug_assert_eq!(
             self.stats.unique,
             self.shards.iter().map(|s| s.len() as u64).sum::<u64>(),
@@ -357,11 +582,16 @@ impl<'a> Driver<'a> {
         if self.config.select == Select::Counts {
             self.write_counts(out);
         }
-        Ok(std::mem::take(&mut self.stats))
+        Ok((std::mem::take(&mut self.stats), self.undecided))
     }
 
     /// The three phases for one batch.
-    fn process(&mut self, batch: &mut [ChunkState], observer: &mut dyn Observer) {
+    fn process(
+        &mut self,
+        batch: &mut [ChunkState],
+        observer: &mut dyn Observer,
+        out: &SyncSender<ToWriter>,
+    ) -> Result<(), Error> {
         let config = self.config;
         let keep_keys = config.exact || (config.emit == Emit::Key && config.field.is_none());
         let scan = ScanConfig {
@@ -381,6 +611,29 @@ impl<'a> Driver<'a> {
             });
         });
         self.account(batch, observer);
+        if self.spilling.is_none() && self.over_budget(batch) {
+            self.start_spill(out)?;
+        }
+        if let Some(spilling) = &mut self.spilling {
+            let works: &[ChunkState] = batch;
+            let found: Vec<Result<(u64, u64), Error>> = self.pool.install(|| {
+                self.shards
+                    .par_iter_mut()
+                    .zip(spilling.parts.par_iter_mut())
+                    .enumerate()
+                    .with_max_len(1)
+                    .map(|(s, (shard, parts))| shard.lookup_batch(s, works, parts))
+                    .collect()
+            });
+            for r in found {
+                let (seen, undecided) = r?;
+                self.stats.duplicates += seen;
+                // Counted as unique until the writer resolves them.
+                self.stats.unique += undecided;
+                self.undecided += undecided;
+            }
+            return Ok(());
+        }
 
         let counting = config.select == Select::Counts;
         let exact = config.exact;
@@ -410,11 +663,14 @@ impl<'a> Driver<'a> {
                     .for_each(|work| work.render(&render));
             });
         }
+        Ok(())
     }
 
     /// Line numbers, counters and invalid-line reports, in input order.
-    fn account(&mut self, batch: &[ChunkState], observer: &mut dyn Observer) {
+    fn account(&mut self, batch: &mut [ChunkState], observer: &mut dyn Observer) {
         for work in batch {
+            work.seq_base = self.seq;
+            self.seq += work.valid();
             let Some(chunk) = &work.chunk else { continue };
             let first_line = self.lines_in[chunk.input];
             self.lines_in[chunk.input] += work.lines;
@@ -490,6 +746,19 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn run_chunk_size_under_a_limit() {
+        // No limit, or a large one: the configured size.
+        assert_eq!(chunk_size_under(2 << 20, None, 8), 2 << 20);
+        assert_eq!(chunk_size_under(2 << 20, Some(4 << 30), 8), 2 << 20);
+        // A tiny limit: the chunks in flight take a third of the 64 MiB
+        // slack at most, and chunks stay at least 64 KiB.
+        let small = chunk_size_under(2 << 20, Some(0), 8);
+        assert!(small as u64 * chunks_in_flight(8) * CHUNK_COST <= memory::SLACK / 3);
+        assert!(small >= 64 << 10);
+        assert_eq!(chunk_size_under(2 << 20, Some(0), 1000), 64 << 10);
+    }
 
     #[test]
     fn run_push_decimal() {

@@ -19,7 +19,7 @@ use super::fpset::{FingerprintTable, Insert};
 pub const SHARDS: usize = 16;
 
 /// Bits of the fingerprint that choose the shard.
-const SHARD_BITS: u32 = SHARDS.trailing_zeros();
+pub const SHARD_BITS: u32 = SHARDS.trailing_zeros();
 
 /// The shard of a fingerprint.
 #[inline]
@@ -68,6 +68,27 @@ impl ShardSet {
                     }
                 }
             }
+        }
+    }
+
+    /// The id of fingerprint `fp` when the set holds it (fingerprint sets
+    /// only: an exact set never spills, so it is never asked).
+    #[inline]
+    pub fn find(&self, fp: u128) -> Option<u32> {
+        match self {
+            Self::Fingerprints(t) => t.find(fp),
+            Self::FingerprintIds(t) => t.find(fp),
+            Self::Exact(_) => None,
+        }
+    }
+
+    /// Bytes the set would take after `more` new keys (0 for an exact
+    /// set, which is not held to the memory limit).
+    pub fn bytes_after(&self, more: usize) -> usize {
+        match self {
+            Self::Fingerprints(t) => t.bytes_after(more),
+            Self::FingerprintIds(t) => t.bytes_after(more),
+            Self::Exact(_) => 0,
         }
     }
 

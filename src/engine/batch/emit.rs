@@ -5,6 +5,7 @@
 
 use crate::uri::key::{KeyFormat, Keyer};
 
+use super::super::spill::LineEntry;
 use super::super::{Emit, Field, Select};
 use super::insert::ShardState;
 use super::{ChunkState, LineRec, Run, Src};
@@ -122,6 +123,22 @@ impl ChunkState {
             }
         }
         self.runs = runs;
+    }
+
+    /// Phase 3 once the run spills, in the writer thread: appends a lines
+    /// file entry (see [`LineEntry`]) for every line that may be printed:
+    /// the undecided ones ([`NEW`](super::NEW) in spill mode) and, with
+    /// duplicates, the lines already known to be duplicates.
+    pub fn spill_lines(&self, r: &Render<'_>, out: &mut Vec<u8>) {
+        for (i, rec) in self.recs.iter().enumerate() {
+            let (undecided, _) = self.flag(i);
+            if !undecided && r.select != Select::Duplicates {
+                continue;
+            }
+            let at = LineEntry::begin(out);
+            self.emit_into(rec, r, out);
+            LineEntry::end(out, at, self.seq_base + i as u64, !undecided);
+        }
     }
 
     /// Phase 3 with counts: stores each new line's output in `uniques`, in

@@ -4,14 +4,17 @@
 
 use std::sync::atomic::Ordering;
 
+use super::super::error::Error;
 use super::super::fpset::Insert;
 use super::super::shard::ShardSet;
+use super::super::spill::Partitions;
 use super::{ChunkState, Entry, NEW};
 
 /// One shard: its set, and with counts, a count and the global index of
 /// each key.
 pub struct ShardState {
     set: ShardSet,
+    counting: bool,
     counts: Vec<u64>,
     /// The global index of each key (with counts), set by phase 3.
     pub(super) global: Vec<u64>,
@@ -22,6 +25,7 @@ impl ShardState {
     pub fn new(exact: bool, counting: bool) -> Self {
         Self {
             set: ShardSet::new(exact, counting),
+            counting,
             counts: Vec::new(),
             global: Vec::new(),
         }
@@ -97,6 +101,66 @@ impl ShardState {
             }
         }
         new
+    }
+
+    /// Bytes this shard would take after `more` new keys: its set, and
+    /// with counts, its counts and global indexes (vectors double).
+    pub fn bytes_after(&self, more: usize) -> usize {
+        let need = self.set.len() + more;
+        let vec_after = |cap: usize| if need <= cap { cap } else { need.max(2 * cap) };
+        let lists = if self.counting {
+            (vec_after(self.counts.capacity()) + vec_after(self.global.capacity())) * 8
+        } else {
+            0
+        };
+        self.set.bytes_after(more) + lists
+    }
+
+    /// Phase 2 once the run spills, for shard `s`: a line whose key the
+    /// (frozen) set holds is a duplicate, counted; every other line is
+    /// undecided: flagged [`NEW`] and its record appended to `parts`.
+    /// Returns the number of duplicates and of undecided lines.
+    ///
+    /// # Errors
+    /// [`Error::Spill`] when a partition file cannot be written.
+    pub fn lookup_batch(
+        &mut self,
+        s: usize,
+        works: &[ChunkState],
+        parts: &mut Partitions,
+    ) -> Result<(u64, u64), Error> {
+        let (mut seen, mut undecided) = (0u64, 0u64);
+        for w in works {
+            let Some(bucket) = w.buckets.get(s) else {
+                continue;
+            };
+            for e in bucket {
+                let fp = e.fingerprint();
+                let flag = match self.set.find(fp) {
+                    Some(id) => {
+                        if let Some(c) = self.counts.get_mut(id as usize) {
+                            *c += 1;
+                        }
+                        seen += 1;
+                        0
+                    }
+                    None => {
+                        parts.push(fp, w.seq_base + u64::from(e.rec))?;
+                        undecided += 1;
+                        NEW
+                    }
+                };
+                if let Some(f) = w.flags.get(e.rec as usize) {
+                    f.store(flag, Ordering::Relaxed);
+                }
+            }
+        }
+        Ok((seen, undecided))
+    }
+
+    /// Frees the set and the counts (after the counts were written).
+    pub fn clear(&mut self) {
+        *self = Self::new(false, false);
     }
 
     /// Adds this shard's counts into `counts`, indexed by global index.

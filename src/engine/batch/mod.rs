@@ -123,6 +123,9 @@ pub struct ChunkState {
     pub lines: u64,
     /// Blank lines in the chunk.
     pub blank: u64,
+    /// Valid lines of the run before this chunk: the sequence number of
+    /// its first valid line once the run spills.
+    pub seq_base: u64,
     /// Rendered output (after phase 3, `surt`/`hash` keys only).
     pub out: Vec<u8>,
     runs: Vec<Run>,
@@ -132,6 +135,11 @@ impl ChunkState {
     /// The chunk's bytes (empty when there is no chunk).
     pub fn bytes(&self) -> &[u8] {
         self.chunk.as_ref().map_or(&[], |c| c.bytes())
+    }
+
+    /// Entries of shard `s` (valid lines whose key falls in it).
+    pub fn bucket_len(&self, s: usize) -> usize {
+        self.buckets.get(s).map_or(0, Vec::len)
     }
 
     /// Number of valid lines.

@@ -1,0 +1,60 @@
+//! Larger than memory: when the seen-set would pass the memory limit, the
+//! rest of the input is decided on disk.
+//!
+//! At the batch where the limit would be passed the in-memory set stops
+//! growing ("frozen"): it holds every key of the input before that point,
+//! and a later line whose key it holds is a duplicate, decided at once.
+//! Every other later line is undecided. For each one, phase 2 appends a
+//! 24-byte record (fingerprint, sequence number) to one of 256 partition
+//! files chosen by the fingerprint's top 8 bits, and the writer thread
+//! appends the bytes the line would print to the lines file, in input
+//! order (both for mapped files and for streams: the input is never read
+//! twice). Sequence numbers count valid lines from the start of the run.
+//!
+//! At the end (see [`resolve`]) each partition is read back in order,
+//! which is sequence order, into a small table of its own: the first record
+//! of a fingerprint is that key's first line, the later ones are
+//! duplicates. A partition whose distinct keys do not fit the memory
+//! budget is split by the next 8 bits of the fingerprint first. Each
+//! partition yields a sorted run of selected sequence numbers (with
+//! counts for `--count`); the runs are merged while the lines file is
+//! streamed to the output. The output is byte for byte the in-memory one:
+//! the frozen set answers exactly as the full set would for the keys it
+//! holds, and for the other keys "first" is decided among the records of
+//! one fingerprint, which are in input order.
+//!
+//! Everything lives in one directory created under the temporary
+//! directory and removed when the run ends, however it ends.
+
+mod files;
+mod resolve;
+
+pub use files::{Partitions, SpillDir, SpillWriter};
+pub use resolve::{finish, LineEntry};
+
+/// Bits of the fingerprint that choose a top-level partition (256
+/// partitions: 16 per shard).
+pub const PARTITION_BITS: u32 = 8;
+
+/// Size of one record in a partition file: fingerprint (low, high) and
+/// sequence number, little-endian `u64`s.
+pub const RECORD_BYTES: usize = 24;
+
+/// Buffer of each partition writer: 256 of them take 8 MiB.
+pub const PARTITION_BUFFER: usize = 32 << 10;
+
+/// Tuning of the spill, fixed by the memory limit (and by tests).
+#[derive(Clone, Copy, Debug)]
+pub struct SpillTuning {
+    /// Most distinct keys a partition may hold in memory while it is
+    /// resolved; beyond it the partition is split.
+    pub partition_keys: usize,
+    /// Injected failure (tests): writes fail with "no space left on
+    /// device" once this many bytes were written to spill files.
+    pub fail_after_bytes: Option<u64>,
+}
+
+/// Bytes a key takes while its partition is resolved: a 20-byte slot (a
+/// fingerprint and an id) at a load of at least 47 %, its first sequence
+/// number and its count.
+pub const RESOLVE_BYTES_PER_KEY: usize = 64;
