@@ -15,13 +15,12 @@ from types import ModuleType
 
 import pytest
 import surt as surt_reference
+from conftest import ROOT
 from w3lib.url import canonicalize_url as w3lib_reference
 
 import urikey
 from urikey.compat import surt as surt_dropin
 from urikey.compat import w3lib as w3lib_dropin
-
-from .conftest import ROOT
 
 PINNED = {"w3lib": "2.5.0", "surt": "0.3.1"}
 
@@ -70,7 +69,7 @@ def _reference_keys(f: Callable[[str], str], lines: list[str]) -> list[str | Non
     for line in lines:
         try:
             keys.append(f(line))
-        except Exception:  # noqa: BLE001 - any exception of the reference is "invalid"
+        except Exception:  # any exception of the reference is "invalid"
             keys.append(None)
     return keys
 
@@ -79,7 +78,7 @@ def _first_differences(
     lines: list[str], want: list[str | None], got: list[str | None], n: int = 10
 ) -> str:
     rows = []
-    for line, w, g in zip(lines, want, got):
+    for line, w, g in zip(lines, want, got, strict=True):
         if w != g:
             rows.append(f"  {line!r}\n    reference: {w!r}\n    urikey:    {g!r}")
             if len(rows) == n:
@@ -108,7 +107,7 @@ def test_compat_preset_equals_reference(
     want = _reference_keys(reference, lines)
     got = urikey.Canonicalizer(compat=preset).canonicalize_many(lines)
     assert isinstance(got, list)
-    differ = sum(1 for w, g in zip(want, got) if w != g)
+    differ = sum(1 for w, g in zip(want, got, strict=True) if w != g)
     assert differ == 0, (
         f"{preset}: {differ} of {len(lines)} lines differ from the reference; first ones:\n"
         + _first_differences(lines, want, got)
@@ -119,7 +118,7 @@ def _or_none(f: Callable[[str], str], line: str) -> str | None:
     """``f(line)``, or None where it raises (the reference: anything; ours: ValueError)."""
     try:
         return f(line)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
 
 
@@ -154,7 +153,7 @@ def test_compat_errors_and_options() -> None:
     with pytest.raises(urikey.InvalidURIError) as e:
         urikey.canonicalize("http://a:99999/", compat="w3lib")
     assert e.value.reason == "invalid-port"
-    with pytest.raises(ValueError, match="alone|compat"):
+    with pytest.raises(ValueError, match=r"alone|compat"):
         urikey.Canonicalizer("crawl", compat="w3lib")
     with pytest.raises(ValueError, match="unknown compat preset"):
         urikey.Canonicalizer(compat="nope")
