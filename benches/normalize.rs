@@ -3,7 +3,8 @@
 //! `fluent_uri::UriRef::parse(..).normalize()` and `url::Url::parse(..)
 //! .as_str()`, on the URL lists of `../shared/datasets` (when present), a
 //! generated canonical crawl list and other spellings of it (upper case,
-//! escapes, dot segments, ports, empty paths).
+//! escapes, dot segments, ports, empty paths). The compatibility presets
+//! (`compat-w3lib`, `compat-ia-surt`) run on the same lines.
 //!
 //! Before timing, every dataset is checked: the fast and slow paths must
 //! give the same key for every line, and the number of valid lines and the
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use urikey::uri::compat::{Compat, CompatScratch};
 use urikey::uri::key::{KeyScratch, Keyer};
 use urikey::uri::normalize::{Normalizer, Profile};
 
@@ -193,6 +195,26 @@ fn bench(c: &mut Criterion) {
         g.bench_function("urikey-crawl-lenient", |b| {
             b.iter(|| black_box(run(&crawl_lenient, false)))
         });
+        // The compatibility presets (w3lib / surt keys, byte for byte).
+        for preset in [Compat::W3lib, Compat::IaSurt] {
+            g.bench_function(format!("compat-{preset}"), |b| {
+                let mut scratch = CompatScratch::default();
+                let mut key = Vec::new();
+                b.iter(|| {
+                    let mut total = 0usize;
+                    for line in &d.lines {
+                        key.clear();
+                        if preset
+                            .write_key(line.as_bytes(), &mut key, &mut scratch)
+                            .is_ok()
+                        {
+                            total += key.len();
+                        }
+                    }
+                    black_box(total)
+                })
+            });
+        }
         g.bench_function("fluent-uri", |b| {
             b.iter(|| {
                 let mut total = 0usize;

@@ -17,7 +17,7 @@
 //! | --- | --- | --- |
 //! | (none) | [`uri`]: parse, resolve, normalize, key, fingerprint | `idna`, `memchr`, `xxhash-rust` |
 //! | `engine` | [`engine`]: file dedup, [`engine::SeenSet`] | `rayon`, `memmap2`, `flate2`, `zstd`, `ahash` |
-//! | `cli` (default) | the `urikey` binary | `clap`, `anyhow`, `ctrlc`, `indicatif`, `tempfile` |
+//! | `cli` (default) | the `urikey` binary | `clap`, `clap_complete`, `clap_mangen`, `anyhow`, `ctrlc`, `indicatif`, `tempfile` |
 //!
 //! A library user writes `urikey = { version = "…", default-features = false }`
 //! (and `features = ["engine"]` for deduplication).
@@ -44,6 +44,11 @@
 //!    gathers the selected lines into large writes; `engine/output.rs` makes an
 //!    output file appear whole or not at all; `engine/observe.rs` reports
 //!    invalid lines and progress to the caller.
+//! 6. `src/cli/`: the command. `dedup.rs`, `normalize.rs`, `parse.rs`,
+//!    `resolve.rs` (one file per command); `output.rs` (stdout or an
+//!    `OutputFile`, `-`, Ctrl-C); `report.rs` (stderr that never fails a run,
+//!    the capped invalid-line report); `progress.rs` (bar or plain lines);
+//!    `generate.rs` (completions and man pages).
 //!
 //! ## Use it from Rust
 //!

@@ -564,7 +564,8 @@ fn dedup_full_disk_on_stdout() {
         .expect("fed");
     let out = child.wait_with_output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("cannot write stdout: No space left on device"));
 }
 
 /// `-o` onto a device writes in place: renaming a temporary file over

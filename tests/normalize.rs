@@ -915,7 +915,7 @@ mod cli {
             .write_stdin(INPUT)
             .assert()
             .success()
-            .stdout("com,example)/a/b\na%20b)/\nhttps://(com,example)/?a=2&b=1\n");
+            .stdout("com,example)/a/b\na%20b)/\ncom,example)https:/?a=2&b=1\n");
         urikey()
             .args([
                 "normalize",

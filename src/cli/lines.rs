@@ -1,12 +1,18 @@
 //! The per-line commands' input: the engine's line reader over the files
 //! named on the command line, and its invalid-line report on stderr.
 
+use std::fs::File;
+use std::io;
 use std::path::PathBuf;
+
+use anyhow::Context;
 
 use urikey::engine::lines::{self, Line};
 use urikey::engine::{Input, InvalidLine, Problem};
 use urikey::uri::key::KeyErrorKind;
 use urikey::uri::ParseError;
+
+use super::report::say;
 
 /// The inputs the user named: stdin for none or `-`.
 pub fn inputs(files: &[PathBuf]) -> Vec<Input> {
@@ -49,15 +55,41 @@ pub fn parse_problem(e: ParseError) -> (usize, Problem) {
     (e.index(), Problem::Key(KeyErrorKind::Parse(e.kind())))
 }
 
-/// Writes the standard invalid-line report to stderr:
-/// `urikey: <path>:<line>: byte <offset>: <reason>`.
-pub fn report_invalid(line: &Line<'_>, index: usize, problem: Problem) {
-    let inv = InvalidLine {
+/// The invalid-line record of `line`, whose problem is at byte `index`.
+pub fn invalid_line<'a>(line: &Line<'a>, index: usize, problem: Problem) -> InvalidLine<'a> {
+    InvalidLine {
         source: line.source,
         line: line.number,
         byte: line.offset + index as u64,
         problem,
         text: line.bytes,
-    };
-    eprintln!("urikey: {inv}");
+    }
+}
+
+/// Writes the standard invalid-line report to stderr:
+/// `urikey: <path>:<line>: byte <offset>: <reason>`.
+pub fn report_invalid(line: &Line<'_>, index: usize, problem: Problem) {
+    say!("{}", invalid_line(line, index, problem));
+}
+
+/// Checks that every input file can be opened, before anything is
+/// written: a missing second input must not leave the first one's output.
+///
+/// # Errors
+/// `cannot open <path>` with the reason.
+pub fn check_inputs(files: &[PathBuf]) -> anyhow::Result<()> {
+    for path in files.iter().filter(|p| p.as_os_str() != "-") {
+        let opened = File::open(path).and_then(|f| {
+            if f.metadata()?.is_dir() {
+                Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "it is a directory",
+                ))
+            } else {
+                Ok(())
+            }
+        });
+        opened.with_context(|| format!("cannot open {}", path.display()))?;
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use urikey::uri::UriRef;
 
 use super::json;
-use super::lines::{for_each_line, parse_problem, report_invalid, too_long};
+use super::lines::{check_inputs, for_each_line, parse_problem, report_invalid, too_long};
 use super::Exit;
 
 /// Arguments of `urikey parse`.
@@ -23,6 +23,7 @@ pub struct ParseArgs {
 
 /// Runs `urikey parse`.
 pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
+    check_inputs(&args.files)?;
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut text = String::new();
     for_each_line(&args.files, |line| {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use urikey::uri::{Resolver, UriRef};
 
-use super::lines::{for_each_line, parse_problem, report_invalid, too_long};
+use super::lines::{check_inputs, for_each_line, parse_problem, report_invalid, too_long};
 use super::Exit;
 
 /// Arguments of `urikey resolve`.
@@ -32,6 +32,7 @@ pub fn run(args: ResolveArgs) -> anyhow::Result<Exit> {
         "invalid --base {:?}: a base URI needs a scheme",
         args.base
     );
+    check_inputs(&args.files)?;
     let resolver = Resolver::new().non_strict(args.non_strict);
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut target = String::new();

@@ -33,31 +33,27 @@ fn hex(b: u8) -> Option<u8> {
     (b as char).to_digit(16).map(|d| d as u8)
 }
 
-/// One `unquote_to_bytes` pass; false when nothing was decoded.
-fn unquote_once(s: &[u8], out: &mut Vec<u8>) -> bool {
-    out.clear();
-    let mut changed = false;
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] == b'%' && i + 2 < s.len() {
-            if let (Some(h), Some(l)) = (hex(s[i + 1]), hex(s[i + 2])) {
-                out.push(h << 4 | l);
-                i += 3;
-                changed = true;
-                continue;
-            }
-        }
-        out.push(s[i]);
-        i += 1;
-    }
-    changed
-}
-
-/// `unescapeRepeatedly`: decodes until nothing changes, in place.
+/// `unescapeRepeatedly` (decode until nothing changes), in place, in one
+/// pass: each decoded byte can only form a new escape with the two bytes
+/// before it, and escapes never overlap, so decoding every escape as soon
+/// as it is complete reaches the same fixed point as repeated full passes,
+/// in linear time.
 fn unescape_repeatedly(v: &mut Vec<u8>, tmp: &mut Vec<u8>) {
-    while v.contains(&b'%') && unquote_once(v, tmp) {
-        core::mem::swap(v, tmp);
+    if !v.contains(&b'%') {
+        return;
     }
+    tmp.clear();
+    for &b in v.iter() {
+        tmp.push(b);
+        while let [.., b'%', h, l] = tmp[..] {
+            let (Some(h), Some(l)) = (hex(h), hex(l)) else {
+                break;
+            };
+            tmp.truncate(tmp.len() - 3);
+            tmp.push(h << 4 | l);
+        }
+    }
+    core::mem::swap(v, tmp);
 }
 
 /// glibc `inet_aton` on a string of digits and dots (what
@@ -207,12 +203,33 @@ fn normalize_path(path: &[u8], out: &mut Vec<u8>, ends: &mut Vec<(usize, usize)>
     }
 }
 
-/// Longest-prefix (greedy `^(.*)`) search for `^(.*)X(?:&(.*))?$` with `X`
-/// matched by `m` at a position (returning its end); rewrites `q` as the
-/// reference does.
-fn strip_query_id(q: &mut Vec<u8>, m: impl Fn(&[u8]) -> Option<usize>, tmp: &mut Vec<u8>) {
-    for p in (0..=q.len()).rev() {
-        let Some(len) = m(&q[p..]) else { continue };
+/// Longest-prefix (greedy `^(.*)`) search for `^(.*)X(?:&(.*))?$`, where
+/// `X` has its first `=` at offset `eq_at`: the candidates are the `=`
+/// bytes, right to left. `m` gets the bytes from a candidate position and
+/// the distance to the next `&`, and returns the length of `X`; `q` is
+/// rewritten as the reference does.
+fn strip_query_id(
+    q: &mut Vec<u8>,
+    eq_at: usize,
+    m: impl Fn(&[u8], usize) -> Option<usize>,
+    tmp: &mut Vec<u8>,
+) {
+    let mut next_amp = q.len();
+    // `&` bytes at or after `scanned` are accounted for in `next_amp`.
+    let mut scanned = q.len();
+    for eq in memchr::memrchr_iter(b'=', q) {
+        let Some(p) = eq.checked_sub(eq_at) else {
+            break;
+        };
+        if p < scanned {
+            if let Some(a) = memchr::memchr(b'&', &q[p..scanned]) {
+                next_amp = p + a;
+            }
+            scanned = p;
+        }
+        let Some(len) = m(&q[p..], next_amp - p) else {
+            continue;
+        };
         let e = p + len;
         if e == q.len() || q[e] == b'&' {
             tmp.clear();
@@ -238,7 +255,8 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     for key in [&b"jsessionid="[..], b"phpsessid=", b"sid="] {
         strip_query_id(
             q,
-            |s| {
+            key.len() - 1,
+            |s, _| {
                 (lit(s, key) && run(&s[key.len()..], 32, u8::is_ascii_alphanumeric))
                     .then_some(key.len() + 32)
             },
@@ -247,7 +265,8 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     }
     strip_query_id(
         q,
-        |s| {
+        20,
+        |s, _| {
             (lit(s, b"aspsessionid")
                 && run(&s[12..], 8, u8::is_ascii_alphabetic)
                 && s.get(20) == Some(&b'=')
@@ -258,16 +277,14 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     );
     strip_query_id(
         q,
-        |s| {
-            if !lit(s, b"cfid=") {
+        4,
+        |s, amp| {
+            // `cfid=[^&]+&cftoken=[^&]+`: the runs end at the next `&`.
+            if amp <= 5 || !lit(s, b"cfid=") || !lit(&s[amp..], b"&cftoken=") {
                 return None;
             }
-            let a = 5 + s[5..].iter().take_while(|&&b| b != b'&').count();
-            if a == 5 || !lit(&s[a..], b"&cftoken=") {
-                return None;
-            }
-            let b = a + 9 + s[a + 9..].iter().take_while(|&&b| b != b'&').count();
-            (b > a + 9).then_some(b)
+            let b = amp + 9 + s[amp + 9..].iter().take_while(|&&b| b != b'&').count();
+            (b > amp + 9).then_some(b)
         },
         tmp,
     );
@@ -275,6 +292,10 @@ fn strip_query_ids(q: &mut Vec<u8>, tmp: &mut Vec<u8>) {
 
 /// The two `stripPathSessionID` patterns, `^(.*/)(ID/)([^?]+\.aspx.*)$`.
 fn strip_path_ids(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    // Both patterns need `/(`.
+    if memchr::memmem::find(path, b"/(").is_none() {
+        return;
+    }
     let nested = |s: &[u8]| -> Option<usize> {
         // `\((?:[a-z]\([0-9a-z]{24}\))+\)/`
         if s.first() != Some(&b'(') {

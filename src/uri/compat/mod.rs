@@ -87,8 +87,7 @@ impl Compat {
     }
 
     /// Appends the reference's output for `input` (one line, no newline) to
-    /// `out`. On error `out` may hold a partial key: truncate it to its
-    /// previous length.
+    /// `out`. On error `out` is left as it was.
     ///
     /// # Errors
     /// A [`CompatError`] when `input` is not UTF-8 (the references take a

@@ -66,6 +66,16 @@ fn w3lib_tricky_cases() {
         ("a?b=1#frag", Some("a?b=1")),
         ("http://example.com/?a=%20&b=+&c=%2B", Some("http://example.com/?a=+&b=+&c=%2B")),
         ("http://example.com/#a b", Some("http://example.com/")),
+        // Combining marks reordered by canonical class: CPython uses its
+        // current (Unicode 14) classes even for the Unicode 3.2 of nameprep.
+        (
+            "http://\u{598}\u{35f}\u{200b}\u{358}\u{1d6d8}\u{2e2}\u{fad6}/x",
+            Some("http://xn--s-vgbv03b28ej937l/x"),
+        ),
+        (
+            "foo://\u{340}\u{d3b}\u{34c}.\u{3fa}\u{3071}-\u{657}\u{4ab}\u{d16}.com",
+            Some("foo://xn--ksa6mn6z.xn----6pb34cp7c0vprl9c.com/"),
+        ),
     ];
     check(Compat::W3lib, W3LIB);
 }
@@ -137,6 +147,18 @@ fn ia_surt_tricky_cases() {
         ("example.com", Some("com,example)/")),
         ("http://example.com?", Some("com,example)/")),
         ("http://user:pw@example.com/#frag", Some("com,example)/")),
+        (
+            "http://\u{598}\u{35f}\u{200b}\u{358}\u{1d6d8}\u{2e2}\u{fad6}/x",
+            Some("xn--s-vgbv03b28e0801d)/x"),
+        ),
+        ("http://e.com/?a=1&cfid=x&cftoken=2", Some("com,e)/?&a=1")),
+        ("http://e.com/?cfid=x&y&cftoken=2&q", Some("com,e)/?cfid=x&cftoken=2&q&y")),
+        ("http://e.com/?cfid=1&cftoken=2&cfid=3&cftoken=4&z", Some("com,e)/?cfid=1&cftoken=2&z")),
+        ("http://e.com/?x&cfid=&cftoken=2", Some("com,e)/?cfid=&cftoken=2&x")),
+        ("http://e.com/?cfid=a=b&cftoken=c=d&e", Some("com,e)/?e")),
+        ("http://e.com/?q=cfid=1&cftoken=2", Some("com,e)/?q=")),
+        ("http://e.com/?jsessionid=0123456789abcdef0123456789abcdef&jsessionid=0123456789abcdef0123456789abcdef", Some("com,e)/?&jsessionid=0123456789abcdef0123456789abcdef")),
+        ("http://e.com/?a=b&sid=0123456789abcdef0123456789abcdef=", Some("com,e)/?a=b&sid=0123456789abcdef0123456789abcdef=")),
     ];
     check(Compat::IaSurt, IA_SURT);
 }

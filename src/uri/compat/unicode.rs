@@ -60,17 +60,13 @@ impl Ucd {
         )
     }
 
+    /// The canonical combining class. CPython reads it from its current
+    /// database even when normalizing with `ucd_3_2_0`, so there is one table.
     fn ccc(self, cp: u32) -> u8 {
         if cp < 0x300 {
             return 0;
         }
-        range_lookup(
-            match self {
-                Ucd::V14 => tables::CCC_14,
-                Ucd::V32 => tables::CCC_32,
-            },
-            cp,
-        )
+        range_lookup(tables::CCC_14, cp)
     }
 
     fn compose(self, a: u32, b: u32) -> Option<u32> {
@@ -157,6 +153,12 @@ impl Ucd {
 
 /// CPython 3.11 `str.lower()` of `input`, appended to `out`.
 pub(super) fn lower(input: &str, out: &mut String) {
+    if input.is_ascii() {
+        let from = out.len();
+        out.push_str(input);
+        out[from..].make_ascii_lowercase();
+        return;
+    }
     for (i, c) in input.char_indices() {
         if c.is_ascii() {
             out.push(c.to_ascii_lowercase());

@@ -556,40 +556,34 @@ fn requote_path(p: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// w3lib's `_remove_dot_segments` on `path`, which starts with `/`.
+/// w3lib's `_remove_dot_segments` on `path`, which starts with `/`: a
+/// `..` drops the last kept segment (none above the root), a trailing `.`
+/// or `..` leaves the path ending in `/`.
 fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     if !path.windows(2).any(|w| w == b"/.") {
         return;
     }
-    // Segments kept so far, as end offsets into `tmp` (each stored with its
-    // leading `/`).
+    // Kept segments are stored in `tmp`, each with its leading `/`; a `..`
+    // truncates back to the previous `/`.
     tmp.clear();
-    let mut ends: Vec<usize> = Vec::new();
-    let segs: Vec<&[u8]> = path[1..].split(|&b| b == b'/').collect();
-    let last = segs.len() - 1;
-    for (i, seg) in segs.iter().enumerate() {
-        let seg: &[u8] = seg;
-        if seg == b".." {
-            if let Some(_e) = ends.pop() {
-                tmp.truncate(ends.last().copied().unwrap_or(0));
+    let mut segs = path[1..].split(|&b| b == b'/').peekable();
+    while let Some(seg) = segs.next() {
+        let last = segs.peek().is_none();
+        match seg {
+            b".." | b"." => {
+                if seg == b".." {
+                    let cut = tmp.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                    tmp.truncate(cut);
+                }
+                if last {
+                    tmp.push(b'/');
+                }
             }
-            if i == last {
+            _ => {
                 tmp.push(b'/');
-                ends.push(tmp.len());
+                tmp.extend_from_slice(seg);
             }
-        } else if seg == b"." {
-            if i == last {
-                tmp.push(b'/');
-                ends.push(tmp.len());
-            }
-        } else {
-            tmp.push(b'/');
-            tmp.extend_from_slice(seg);
-            ends.push(tmp.len());
         }
-    }
-    if tmp.is_empty() {
-        tmp.push(b'/');
     }
     core::mem::swap(path, tmp);
 }

@@ -1,0 +1,265 @@
+"""urikey.spark on a real local Spark (`local[2]`), checked against the CLI.
+
+Skipped when pyspark or Java 17+ is missing, unless `URIKEY_REQUIRE_SPARK`
+is set (as `.ci/run` does after `scripts/spark-env`), in which case it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urikey
+from conftest import ROOT, SAMPLE, sample_lines
+
+
+def _need(reason: str) -> None:
+    if os.environ.get("URIKEY_REQUIRE_SPARK"):
+        pytest.fail(f"{reason} (required because URIKEY_REQUIRE_SPARK is set)")
+    pytest.skip(reason)
+
+
+try:
+    import pyspark  # noqa: F401
+except ImportError:  # pragma: no cover - depends on the environment
+    _need("pyspark is not installed (scripts/spark-env installs it)")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    _need("no Java runtime (scripts/spark-env installs one)")
+
+import pyarrow as pa  # noqa: E402
+from pyspark.sql import DataFrame, SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+from urikey import spark as uks  # noqa: E402
+
+# Enough partitions to split keys across tasks, few enough to start fast.
+SHUFFLE_PARTITIONS = 4
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    # Python workers run this interpreter (the venv with urikey), not `python3` on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("urikey-tests")
+        .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def frame(spark: SparkSession, lines: list[str | None], partitions: int = 3) -> DataFrame:
+    """`lines` as a DataFrame (line: bigint, url: string) in input order."""
+    table = pa.table({"line": pa.array(range(len(lines)), pa.int64()), "url": lines})
+    df = spark.createDataFrame(table)
+    return df.repartitionByRange(partitions, "line").sortWithinPartitions("line")
+
+
+def run_cli(cli: Path, *args: str | Path) -> list[str]:
+    out = subprocess.run([str(cli), *map(str, args)], check=True, capture_output=True).stdout
+    text = out.decode("utf-8")
+    assert text == "" or text.endswith("\n")
+    return text.split("\n")[:-1]
+
+
+def hex_fp(hi: int | None, lo: int | None) -> str | None:
+    if hi is None or lo is None:
+        return None
+    return f"{hi % 2**64:016x}{lo % 2**64:016x}"
+
+
+@pytest.fixture(scope="session")
+def dump(cli: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated crawl dump (scripts/gen-crawl), 30,000 lines, 2% invalid."""
+    path = tmp_path_factory.mktemp("spark") / "dump.txt"
+    subprocess.run(
+        [
+            str(ROOT / "scripts" / "gen-crawl"),
+            "--lines", "30000", "--seed", "12", "--invalid-ratio", "0.02",
+            "-o", str(path), "--truth", str(path.with_suffix(".json")),
+        ],
+        check=True,
+    )  # fmt: skip
+    return path
+
+
+def keyed_rows(df: DataFrame) -> list[Any]:
+    return df.orderBy("line").collect()
+
+
+@pytest.mark.parametrize(
+    ("which", "profile", "lenient"),
+    [
+        ("sample", "none", False),
+        ("sample", "syntax", False),
+        ("sample", "rfc", False),
+        ("sample", "crawl", False),
+        ("sample", "crawl", True),
+        ("dump", "rfc", False),
+        ("dump", "crawl", False),
+    ],
+)
+def test_with_keys_equals_the_cli(
+    spark: SparkSession, cli: Path, dump: Path, which: str, profile: str, lenient: bool
+) -> None:
+    path = SAMPLE if which == "sample" else dump
+    args: list[str | Path] = ["--profile", profile, *(["--lenient"] if lenient else []), path]
+    want_keys = [k or None for k in run_cli(cli, "normalize", *args)]
+    want_fps = [k or None for k in run_cli(cli, "normalize", "--key", "hash", *args)]
+    lines = sample_lines(path)
+    df = uks.with_keys(frame(spark, list(lines)), "url", profile=profile, lenient=lenient)
+    assert df.columns == ["line", "url", "url_key", "url_fp_hi", "url_fp_lo", "url_invalid"]
+    rows = keyed_rows(df)
+    assert [r.line for r in rows] == list(range(len(lines)))
+    # An empty line's key is empty; the CLI prints an empty line for it too.
+    assert [r.url_key or None for r in rows] == want_keys
+    got_fps = [hex_fp(r.url_fp_hi, r.url_fp_lo) for r in rows]
+    assert [fp if line else None for fp, line in zip(got_fps, lines, strict=True)] == want_fps
+    # Invalid exactly where the key is missing, with the CLI's reasons.
+    rejects = Path(str(path) + f".{profile}.{int(lenient)}.rejects")
+    run_cli(cli, "dedup", "-q", "--rejects", rejects, *args)
+    want_reasons: dict[int, str] = {}
+    for entry in rejects.read_text(encoding="utf-8").splitlines():
+        where, _, _ = entry.partition("\t")
+        line_no, reason = where.split(":")[-3], where.split(":")[-1]
+        want_reasons[int(line_no) - 1] = reason
+    rejects.unlink()
+    got_reasons = {r.line: r.url_invalid for r in rows if r.url_invalid is not None}
+    assert got_reasons == want_reasons
+    assert all((r.url_key is None) == (r.url_invalid is not None) for r in rows)
+
+
+@pytest.mark.parametrize(("which", "profile"), [("sample", "rfc"), ("dump", "crawl")])
+def test_dedup_keeps_the_cli_lines(
+    spark: SparkSession, cli: Path, dump: Path, which: str, profile: str
+) -> None:
+    path = SAMPLE if which == "sample" else dump
+    want = run_cli(cli, "dedup", "-q", "--profile", profile, "--emit", "original", path)
+    lines = sample_lines(path)
+    # Many partitions, rows shuffled inside and across them: only `line` orders them.
+    order = list(range(len(lines)))
+    random.Random(5).shuffle(order)
+    table = pa.table({"line": order, "url": [lines[i] for i in order], "extra": order})
+    df = spark.createDataFrame(table).repartition(11)
+    out = uks.dedup(df, "url", order_by="line", profile=profile)
+    assert out.columns == ["line", "url", "extra"]
+    rows = sorted(out.collect(), key=lambda r: r.line)
+    assert [r.url for r in rows] == want
+    assert all(r.line == r.extra for r in rows)
+
+
+def test_dedup_default_order_is_input_order(spark: SparkSession, cli: Path) -> None:
+    lines = sample_lines()
+    want = run_cli(cli, "dedup", "-q", "--emit", "original", SAMPLE)
+    out = uks.dedup(frame(spark, list(lines), partitions=7), "url")
+    assert sorted(r.url for r in out.collect()) == sorted(want)
+    # With a reversed order the last occurrence of every key wins instead.
+    reversed_df = frame(spark, list(lines)).withColumn("neg", -F.col("line"))
+    rev = uks.dedup(reversed_df, "url", order_by=["neg"]).drop("neg")
+    c = urikey.Canonicalizer("rfc")
+    keys = c.canonicalize_many(lines)
+    last: dict[str, int] = {}
+    for i, key in enumerate(keys):
+        if key:
+            last[key] = i
+    assert sorted(r.line for r in rev.collect()) == sorted(last.values())
+
+
+def test_invalid_null_and_empty_urls(spark: SparkSession) -> None:
+    lines: list[str | None] = [
+        "http://Example.com:80/a/../b",
+        None,
+        "",
+        "http://exa mple.com/",
+        "http://[::1/",
+        "HTTP://example.com/b",
+        "\u00e9t\u00e9",
+        "http://example.com/%7e",
+    ]
+    df = uks.with_keys(frame(spark, lines, partitions=2), "url")
+    rows = keyed_rows(df)
+    c = urikey.Canonicalizer("rfc")
+    for row, url in zip(rows, lines, strict=True):
+        if url is None:
+            assert (row.url_key, row.url_fp_hi, row.url_fp_lo, row.url_invalid) == (None,) * 4
+            continue
+        try:
+            key = c.canonicalize(url)
+        except urikey.InvalidURIError as e:
+            assert row.url_key is None and row.url_fp_hi is None and row.url_fp_lo is None
+            assert row.url_invalid == e.reason
+            continue
+        assert row.url_key == key and row.url_invalid is None
+        assert hex_fp(row.url_fp_hi, row.url_fp_lo) == c.fingerprint(url).hex()
+    assert rows[0].url_key == "http://example.com/b"
+    assert rows[3].url_invalid is not None
+    kept = uks.dedup(frame(spark, lines, partitions=2), "url")
+    # Null, empty and invalid rows go; the two spellings of /b are one key.
+    assert sorted(r.line for r in kept.collect()) == [0, 7]
+
+
+def test_lenient_accepts_what_strict_rejects(spark: SparkSession) -> None:
+    lines: list[str | None] = ["http://example.com/a b", "http://example.com/a%20b"]
+    strict = keyed_rows(uks.with_keys(frame(spark, lines, 1), "url"))
+    assert strict[0].url_invalid is not None
+    lenient = keyed_rows(uks.with_keys(frame(spark, lines, 1), "url", lenient=True))
+    assert lenient[0].url_key == lenient[1].url_key == "http://example.com/a%20b"
+    assert uks.dedup(frame(spark, lines, 1), "url", lenient=True).count() == 1
+
+
+def test_flags_pass_through(spark: SparkSession) -> None:
+    lines: list[str | None] = [
+        "http://a.example/?b=1&a=2&utm_source=x",
+        "http://a.example/?a=2&b=1",
+    ]
+    df = uks.with_keys(
+        frame(spark, lines, 1),
+        "url",
+        profile="crawl",
+        enable=["sort-query", "remove-query-params=utm_*"],
+    )
+    rows = keyed_rows(df)
+    assert rows[0].url_key == rows[1].url_key == "http://a.example/?a=2&b=1"
+    assert (rows[0].url_fp_hi, rows[0].url_fp_lo) == (rows[1].url_fp_hi, rows[1].url_fp_lo)
+
+
+def test_empty_dataframe(spark: SparkSession) -> None:
+    empty = spark.createDataFrame([], "line bigint, url string")
+    keyed = uks.with_keys(empty, "url")
+    assert keyed.count() == 0
+    assert [f.dataType.simpleString() for f in keyed.schema.fields] == [
+        "bigint", "string", "string", "bigint", "bigint", "string",
+    ]  # fmt: skip
+    out = uks.dedup(empty, "url", order_by="line")
+    assert out.count() == 0
+    assert out.columns == ["line", "url"]
+
+
+def test_bad_arguments(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(1, "http://a/")], "line bigint, url string")
+    with pytest.raises(ValueError, match="no column"):
+        uks.with_keys(df, "nope")
+    with pytest.raises(TypeError, match="not string"):
+        uks.with_keys(df, "line")
+    with pytest.raises(ValueError):
+        uks.with_keys(df, "url", profile="no-such-profile")
+    with pytest.raises(ValueError):
+        uks.dedup(df, "url", enable=["no-such-flag"])
+    with pytest.raises(ValueError, match="no column"):
+        uks.dedup(df, "url", order_by="nope")
+    with pytest.raises(NotImplementedError, match="w3lib"):
+        uks.with_keys(df, "url", compat="w3lib")
+    with pytest.raises(ValueError, match="already exist"):
+        uks.with_keys(uks.with_keys(df, "url"), "url")
