@@ -24,7 +24,7 @@ import urikey
 def _need(reason: str) -> None:
     if os.environ.get("URIKEY_REQUIRE_SPARK"):
         pytest.fail(f"{reason} (required because URIKEY_REQUIRE_SPARK is set)")
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 try:
