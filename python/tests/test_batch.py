@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import duckdb
 import numpy as np
 import pandas as pd
 import polars as pl
@@ -91,6 +92,11 @@ def test_input_kinds_give_the_same_kind_back() -> None:
     mask = c.unique_mask(pa.array(["a:", "a:", None]))
     assert isinstance(mask, pa.BooleanArray) and mask.to_pylist() == [True, False, False]
     assert c.unique_mask(pl.Series(["a:", "A:"])).to_list() == [True, False]
+    # A DuckDB relation: a stream of one-column record batches.
+    rel = duckdb.sql("select * from (values ('HTTP://A.com/x#f'), (NULL), ('http://[')) t(url)")
+    out = c.canonicalize_many(rel)
+    assert isinstance(out, pa.ChunkedArray)
+    assert out.to_pylist() == ["http://a.com/x", None, None]
     # Slices (an offset into shared buffers) and all-null arrays.
     sliced = c.canonicalize_many(pa.array(["x", *urls, "y"]).slice(1, len(urls)))
     assert sliced.to_pylist() == want
