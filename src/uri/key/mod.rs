@@ -93,6 +93,7 @@ const FAST_SAFE: Flags = Flags::of(&[
     Flag::RemoveDotSegments,
     Flag::RemoveEmptyPort,
     Flag::RemoveDefaultPort,
+    Flag::PortLeadingZeros,
     Flag::EmptyPathSlash,
     Flag::RemoveFragment,
     Flag::Ipv6Canonical,
