@@ -3,7 +3,7 @@
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use urikey::uri::key::KeyScratch;
+use urikey::uri::key::{KeyErrorKind, KeyScratch};
 
 use super::lines::{for_each_line, report_invalid, too_long};
 use super::normalize_opts::NormalizeOpts;
@@ -60,6 +60,8 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
                 line_out.extend_from_slice(&key);
                 line_out.push(b'\n');
             }
+            // Whitespace only under --lenient: a blank line in, one out.
+            Err((_, Problem::Key(KeyErrorKind::Blank))) => line_out.push(b'\n'),
             Err((index, problem)) => {
                 report_invalid(line, index, problem);
                 match args.on_invalid {

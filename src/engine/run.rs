@@ -17,7 +17,8 @@ use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
 use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
 use super::input::{self, Input, Source};
-use super::observe::{Observer, Progress};
+use super::lines;
+use super::observe::{Observer, Progress, Warning};
 use super::shard::SHARDS;
 use super::stats::Stats;
 use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES};
@@ -359,7 +360,7 @@ impl<'a> Driver<'a> {
     /// The three phases for one batch.
     fn process(&mut self, batch: &mut [ChunkState], observer: &mut dyn Observer) {
         let config = self.config;
-        let keep_keys = config.exact || (config.emit == Emit::Key && config.field.is_none());
+        let keep_keys = config.exact || config.emit == Emit::Key;
         let scan = ScanConfig {
             keyer: &config.keyer,
             field: config.field,
@@ -413,6 +414,10 @@ impl<'a> Driver<'a> {
         for work in batch {
             let Some(chunk) = &work.chunk else { continue };
             let first_line = self.lines_in[chunk.input];
+            let source = self.names.get(chunk.input).map_or("", String::as_str);
+            if first_line == 0 && lines::looks_binary(chunk.bytes()) {
+                observer.warning(&Warning::Binary { source });
+            }
             self.lines_in[chunk.input] += work.lines;
             self.stats.lines += work.lines;
             self.stats.blank += work.blank;
@@ -420,7 +425,6 @@ impl<'a> Driver<'a> {
             self.stats.bytes += end - self.input_end[chunk.input].min(end);
             self.input_end[chunk.input] = end;
             self.stats.invalid += work.invalid.len() as u64;
-            let source = self.names.get(chunk.input).map_or("", String::as_str);
             for inv in &work.invalid {
                 *self
                     .stats

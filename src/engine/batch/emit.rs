@@ -5,15 +5,16 @@
 
 use crate::uri::key::{KeyFormat, Keyer};
 
+use super::super::lines::{field_span, replace_field};
 use super::super::{Emit, Field, Select};
 use super::insert::ShardState;
 use super::{ChunkState, LineRec, Run, Src};
 
 impl ChunkState {
     /// Appends what `emit` prints for valid line `rec` (no newline).
-    fn emit_into(&self, rec: &LineRec, r: &Render<'_>, out: &mut Vec<u8>) {
-        match r.emit {
-            Emit::Key if r.field.is_none() => {
+    fn emit_into(&self, rec: &LineRec, r: &Render<'_>, out: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+        match (r.emit, r.field) {
+            (Emit::Key, None) => {
                 let key = self.key(rec);
                 if r.keyer.format() == KeyFormat::Uri {
                     out.extend_from_slice(key);
@@ -21,7 +22,18 @@ impl ChunkState {
                     r.keyer.write_key(key, out);
                 }
             }
-            _ => out.extend_from_slice(self.line(rec)),
+            (Emit::Key, Some(f)) => {
+                // The line with its URL column replaced by the key.
+                let line = self.line(rec);
+                tmp.clear();
+                r.keyer.write_key(self.key(rec), tmp);
+                let mut unquoted = Vec::new();
+                match field_span(line, f, &mut unquoted) {
+                    Some(span) => replace_field(line, span, f, tmp, out),
+                    None => out.extend_from_slice(line), // not reached: the line is valid
+                }
+            }
+            (Emit::Original, _) => out.extend_from_slice(self.line(rec)),
         }
     }
 
@@ -31,6 +43,7 @@ impl ChunkState {
         out.clear();
         // Enough for every line and its newline unless keys grew.
         out.reserve(self.bytes().len() + 1);
+        let mut tmp = Vec::new();
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, _) = self.flag(i);
             let selected = match r.select {
@@ -39,7 +52,7 @@ impl ChunkState {
                 Select::Counts => false,
             };
             if selected {
-                self.emit_into(rec, r, &mut out);
+                self.emit_into(rec, r, &mut out, &mut tmp);
                 out.push(b'\n');
             }
         }
@@ -144,7 +157,7 @@ impl ChunkState {
                 shard.global.resize(id + 1, 0);
             }
             shard.global[id] = global;
-            self.emit_into(rec, r, &mut uniques.bytes);
+            self.emit_into(rec, r, &mut uniques.bytes, &mut uniques.tmp);
             uniques.ends.push(uniques.bytes.len() as u64);
         }
     }
@@ -167,8 +180,8 @@ impl Render<'_> {
     /// (the line, or a `uri` key), so the writer can gather them from
     /// where they are, without rendering them first.
     pub fn in_memory(&self) -> bool {
-        let formatted =
-            self.emit == Emit::Key && self.keyer.format() != KeyFormat::Uri && self.field.is_none();
+        let formatted = self.emit == Emit::Key
+            && (self.keyer.format() != KeyFormat::Uri || self.field.is_some());
         !formatted && self.select != Select::Counts
     }
 }
@@ -180,6 +193,8 @@ pub struct Uniques {
     pub bytes: Vec<u8>,
     /// End of each output in `bytes`.
     pub ends: Vec<u64>,
+    /// A formatted key, while it is written.
+    tmp: Vec<u8>,
 }
 
 #[cfg(test)]

@@ -11,6 +11,12 @@ use crate::uri::{ParseError, ParseErrorKind};
 pub enum KeyErrorKind {
     /// The line is not a URI-reference (strictly, or after lenient mapping).
     Parse(ParseErrorKind),
+    /// The line is a relative reference (no scheme, §4.2) and the keyer
+    /// asks for absolute URIs ([`Relative::Reject`](super::Relative)).
+    RelativeReference,
+    /// Lenient mapping left nothing: the line held only whitespace, so it
+    /// is blank, not the empty reference.
+    Blank,
 }
 
 impl KeyErrorKind {
@@ -19,6 +25,8 @@ impl KeyErrorKind {
     pub const fn name(self) -> &'static str {
         match self {
             Self::Parse(kind) => kind.name(),
+            Self::RelativeReference => "relative-reference",
+            Self::Blank => "blank",
         }
     }
 
@@ -26,6 +34,8 @@ impl KeyErrorKind {
     pub const fn message(self) -> &'static str {
         match self {
             Self::Parse(kind) => kind.message(),
+            Self::RelativeReference => "relative reference",
+            Self::Blank => "blank line",
         }
     }
 }
@@ -69,6 +79,7 @@ impl KeyError {
     pub const fn parse_error(&self) -> Option<ParseError> {
         match self.kind {
             KeyErrorKind::Parse(kind) => Some(ParseError::new(self.index, kind)),
+            KeyErrorKind::RelativeReference | KeyErrorKind::Blank => None,
         }
     }
 }
