@@ -105,8 +105,11 @@ pub fn field_span(line: &[u8], f: Field, buf: &mut Vec<u8>) -> Option<FieldSpan>
 /// [`field_span`] for a CSV line.
 fn csv_field(line: &[u8], f: Field, buf: &mut Vec<u8>) -> Option<FieldSpan> {
     use csv_core::ReadFieldResult;
+    // The line has no `\n`: with it as the only terminator, a `\r` inside
+    // the line is data, as everywhere else in the line rules.
     let mut reader = csv_core::ReaderBuilder::new()
         .delimiter(f.delimiter)
+        .terminator(csv_core::Terminator::Any(b'\n'))
         .build();
     // Unquoting never makes a field longer than the line.
     buf.clear();
@@ -329,6 +332,13 @@ mod tests {
         assert_eq!(get(3), Some(("".into(), "".into(), 27)));
         assert_eq!(get(4), Some(("last".into(), "last".into(), 28)));
         assert_eq!(get(5), None);
+        // A CR inside the line is data, not the end of the record.
+        let cr = b"a\rb,c";
+        let span = field_span(cr, f(1), &mut buf).unwrap();
+        assert_eq!(
+            (span.start, span.end, span.text(cr, &buf)),
+            (4, 5, &b"c"[..])
+        );
         let mut out = Vec::new();
         let span = field_span(line, f(1), &mut buf).unwrap();
         replace_field(line, span, f(1), b"http://a/?x=1,2", &mut out);
