@@ -11,7 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use urikey::uri::key::{write_key, KeyFormat, KeyScratch, Keyer};
+use urikey::uri::key::{write_key, Keyer, KeyFormat, KeyScratch};
 use urikey::uri::normalize::{Flag, Flags, Normalizer};
 use urikey::uri::surt::parse_surt;
 

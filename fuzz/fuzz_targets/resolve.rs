@@ -7,13 +7,9 @@ use libfuzzer_sys::fuzz_target;
 use urikey::uri::{resolve, UriRef};
 
 fuzz_target!(|data: &[u8]| {
-    let Some(nl) = data.iter().position(|&b| b == b'\n') else {
-        return;
-    };
-    let (Ok(base), Ok(reference)) = (
-        UriRef::parse_bytes(&data[..nl]),
-        UriRef::parse_bytes(&data[nl + 1..]),
-    ) else {
+    let Some(nl) = data.iter().position(|&b| b == b'\n') else { return };
+    let (Ok(base), Ok(reference)) = (UriRef::parse_bytes(&data[..nl]), UriRef::parse_bytes(&data[nl + 1..]))
+    else {
         return;
     };
     let Ok(target) = resolve(&base, &reference) else {
