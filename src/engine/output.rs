@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// An output file; see the [module docs](self).
+/// An output file that appears whole or not at all: written under a
+/// temporary name and renamed over the target by [`OutputFile::commit`].
 #[derive(Debug)]
 pub struct OutputFile {
     file: File,

@@ -6,7 +6,7 @@ use core::fmt;
 
 macro_rules! flags {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
-        /// One normalization step. See the [module docs](self) for profiles.
+        /// One normalization step. See the [module docs](super) for profiles.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
         pub enum Flag {
