@@ -1106,3 +1106,230 @@ fn dedup_spill_full_temp_disk() {
     assert_eq!(listing(dir.path()), ["in.txt"]);
     assert!(leftover.is_empty(), "{leftover:?}");
 }
+
+/// Issue 13 item 6: a URL dump holds absolute URLs. A relative reference
+/// is invalid by default, `--base` resolves it (§5.2) before keying, and
+/// `--allow-relative` keys it as it is.
+#[test]
+fn dedup_relative_references() {
+    let input = "hello\nwww.example.com\nhttp://a.example/x\n/x\n../y?q\n";
+    let dir = TempDir::new().expect("temp dir");
+    let json = dir.path().join("stats.json");
+    let out = urikey()
+        .args(["dedup", "--stats-json"])
+        .arg(&json)
+        .write_stdin(input)
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"http://a.example/x\n");
+    let stats = stats_of(&json);
+    assert_eq!(stats["invalid_by_reason"]["relative-reference"], 4);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-:1: byte 0: relative reference"), "{err}");
+    assert!(err.contains("-:2: byte 6: relative reference"), "{err}");
+    urikey()
+        .args(["dedup", "--base", "HTTP://A.example/b/c?q#f"])
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stdout(
+            "http://a.example/b/hello\nhttp://a.example/b/www.example.com\n\
+             http://a.example/x\nhttp://a.example/y?q\n",
+        )
+        .stderr("");
+    urikey()
+        .args(["dedup", "--allow-relative"])
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stdout("hello\nwww.example.com\nhttp://a.example/x\n/x\n../y?q\n")
+        .stderr("");
+    for bad in ["relative/base", "http://a b/"] {
+        urikey()
+            .args(["dedup", "--base", bad])
+            .write_stdin(input)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--base"));
+    }
+    urikey()
+        .args(["dedup", "--base", "http://a/", "--allow-relative"])
+        .write_stdin(input)
+        .assert()
+        .code(2);
+    // `normalize` keys any URI-reference, as before.
+    urikey()
+        .args(["normalize"])
+        .write_stdin("hello\n/a/./b\n")
+        .assert()
+        .success()
+        .stdout("hello\n/a/./b\n");
+}
+
+/// Issue 13 item 7: under --lenient a line of spaces and tabs is blank.
+#[test]
+fn dedup_lenient_whitespace_line_is_blank() {
+    let dir = TempDir::new().expect("temp dir");
+    let json = dir.path().join("stats.json");
+    urikey()
+        .args(["dedup", "--lenient", "--stats-json"])
+        .arg(&json)
+        .write_stdin(" \t \nhttp://a.example/\n\t\n  \r\n")
+        .assert()
+        .success()
+        .stdout("http://a.example/\n")
+        .stderr("");
+    let stats = stats_of(&json);
+    assert_eq!(
+        (&stats["blank"], &stats["unique"], &stats["invalid"]),
+        (&3.into(), &1.into(), &0.into())
+    );
+    // `normalize --lenient` keeps one (empty) output line per input line,
+    // and reports nothing.
+    urikey()
+        .args(["normalize", "--lenient"])
+        .write_stdin(" \t \nHTTP://a/\n")
+        .assert()
+        .success()
+        .stdout("\nhttp://a/\n")
+        .stderr("");
+}
+
+/// Issue 13 item 8: an empty column is invalid, `--csv` reads RFC 4180
+/// quoting, and `--emit canonical --field` replaces the column by its key.
+#[test]
+fn dedup_field_empty_csv_and_canonical_column() {
+    let out = urikey()
+        .args(["dedup", "--field", "2", "--allow-relative"])
+        .write_stdin("a\t\tx\nb\t\ty\nc\thttp://h/\tz\n")
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "c\thttp://h/\tz\n");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-:1: byte 2: empty field"), "{err}");
+    assert!(err.contains("-:2: byte 7: empty field"), "{err}");
+    // Lenient whitespace in a column is an empty column too.
+    let dir = TempDir::new().expect("temp dir");
+    let json = dir.path().join("stats.json");
+    urikey()
+        .args(["dedup", "--field", "2", "--lenient", "-q", "--stats-json"])
+        .arg(&json)
+        .write_stdin("a\t \tx\n")
+        .assert()
+        .success()
+        .stdout("");
+    assert_eq!(stats_of(&json)["invalid_by_reason"]["empty-field"], 1);
+
+    let csv = "1,\"HTTP://a.example/?x=1,2\",x\n\
+               2,http://a.example/?x=1%2c2,y\n\
+               3,\"http://a.example:80/?x=1,2\",z\n\
+               4,\"q\"\"uote\",w\n";
+    urikey()
+        .args(["dedup", "--field", "2", "--csv", "-q"])
+        .write_stdin(csv)
+        .assert()
+        .success()
+        .stdout("1,\"http://a.example/?x=1,2\",x\n2,http://a.example/?x=1%2C2,y\n");
+    urikey()
+        .args(["dedup", "--field", "2", "--csv", "--emit", "original", "-q"])
+        .write_stdin(csv)
+        .assert()
+        .success()
+        .stdout("1,\"HTTP://a.example/?x=1,2\",x\n2,http://a.example/?x=1%2c2,y\n");
+    // Without --csv the quoted columns are cut at their comma: invalid.
+    urikey()
+        .args(["dedup", "--field", "2", "--delimiter", ",", "-q"])
+        .write_stdin(csv)
+        .assert()
+        .success()
+        .stdout("2,http://a.example/?x=1%2C2,y\n");
+    // --csv needs --field.
+    urikey()
+        .args(["dedup", "--csv"])
+        .write_stdin("")
+        .assert()
+        .code(2);
+
+    // --emit canonical: the column becomes its key, in the --key form.
+    urikey()
+        .args(["dedup", "--field", "2"])
+        .write_stdin("a\tHTTP://A.example:80/%7e\tz\nb\thttp://a.example/~\ty\n")
+        .assert()
+        .success()
+        .stdout("a\thttp://a.example/~\tz\n");
+    urikey()
+        .args(["dedup", "--field", "1", "--key", "surt", "--count"])
+        .write_stdin("HTTP://A.example:80/%7e\tz\nhttp://a.example/~\ty\n")
+        .assert()
+        .success()
+        .stdout("2\texample,a)/~\tz\n");
+}
+
+fn stats_of(json: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(json).expect("stats written")).expect("json")
+}
+
+fn xz(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    enc.write_all(bytes).expect("in-memory write");
+    enc.finish().expect("in-memory write")
+}
+
+fn bzip2(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    enc.write_all(bytes).expect("in-memory write");
+    enc.finish().expect("in-memory write")
+}
+
+/// Issue 13 item 9: `.xz` and `.bz2` inputs are recognised by their
+/// magic bytes and decompressed (concatenated streams too); truncated
+/// ones fail like truncated gzip; other binary input gives one warning.
+#[test]
+fn dedup_xz_bzip2_and_binary_input() {
+    let dir = TempDir::new().expect("temp dir");
+    let mut input = Vec::new();
+    for i in 0..3000 {
+        input.extend_from_slice(format!("http://h{}.example/p\n", i % 701).as_bytes());
+    }
+    let want = stdout_of(urikey().args(["dedup", "-q"]).write_stdin(input.clone()));
+    assert_eq!(want.lines().count(), 701);
+    for (name, packed) in [("x.dat", xz(&input)), ("b.dat", bzip2(&input))] {
+        let path = write(&dir, name, &packed);
+        let got = stdout_of(urikey().args(["dedup", "--chunk-size", "1000"]).arg(&path));
+        assert_eq!(got, want, "{name}");
+        let got = stdout_of(urikey().arg("dedup").write_stdin(packed.clone()));
+        assert_eq!(got, want, "{name} on stdin");
+        let twice = [packed.clone(), packed.clone()].concat();
+        let got = stdout_of(urikey().args(["dedup", "--duplicates"]).write_stdin(twice));
+        assert_eq!(got.lines().count(), 2 * 3000 - 701, "{name} twice");
+        let cut = write(&dir, &format!("cut-{name}"), &packed[..packed.len() / 2]);
+        urikey()
+            .arg("dedup")
+            .arg(&cut)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("corrupt or truncated"));
+    }
+    let mut binary = Vec::new();
+    for i in 0..500u32 {
+        binary.extend_from_slice(&i.to_le_bytes());
+        binary.extend_from_slice(b"\x00\x00\x01\n");
+    }
+    let out = urikey()
+        .args(["dedup", "-q"])
+        .write_stdin(binary)
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("looks like binary data").count(), 1, "{err}");
+    // Text with a stray NUL byte is no binary input.
+    let out = urikey()
+        .args(["dedup", "-q"])
+        .write_stdin("http://a/\nhttp://b/\x00\nhttp://c/\n")
+        .output()
+        .expect("runs");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("binary"));
+}

@@ -21,6 +21,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Observer, OutputFile, Stats};
+use urikey::uri::key::Relative;
 
 use crate::errors::engine_error;
 use crate::options;
@@ -146,7 +147,9 @@ pub fn dedup_file<'py>(
     compat: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let key_config = options::config(profile, enable, disable, lenient, key, compat)?;
-    let mut config = Config::new(key_config.keyer());
+    // As `urikey dedup`: a URL dump holds absolute URLs, so a relative
+    // reference (`hello`) is an invalid line.
+    let mut config = Config::new(key_config.keyer().with_relative(Relative::Reject));
     config.emit = match emit {
         "canonical" => Emit::Key,
         "original" => Emit::Original,
@@ -169,6 +172,7 @@ pub fn dedup_file<'py>(
         Some(n) => Some(Field {
             index: usize::try_from(n - 1).unwrap_or(usize::MAX),
             delimiter,
+            csv: false,
         }),
         None => None,
     };

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use urikey::engine::SeenSet;
+use urikey::uri::key::Relative;
 
 use crate::batch::Batch;
 use crate::options::{self, Keying};
@@ -38,7 +39,10 @@ impl PyDeduplicator {
         let keying = options::build(options::config(
             profile, enable, disable, lenient, "uri", compat,
         )?);
-        let seen = Mutex::new(SeenSet::new(keying.keyer.clone()));
+        // As `urikey dedup`: a relative reference (`hello`) is not a URL.
+        let seen = Mutex::new(SeenSet::new(
+            keying.keyer.clone().with_relative(Relative::Reject),
+        ));
         Ok(Self { keying, seen })
     }
 

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use urikey::engine::{self, Config, Emit, Field, InvalidLine, Observer, Progress, Select, Stats};
+use urikey::engine::{
+    self, Config, Emit, Field, InvalidLine, Observer, Progress, Select, Stats, Warning,
+};
+use urikey::uri::key::Relative;
 
 use super::lines::inputs;
 use super::normalize_opts::NormalizeOpts;
@@ -48,13 +51,31 @@ pub struct DedupArgs {
     #[arg(long, value_enum, default_value = "canonical")]
     pub emit: EmitArg,
 
-    /// Take the URL from column N (1-based) and print whole lines.
+    /// Take the URL from column N (1-based) and print whole lines (with
+    /// --emit canonical, the URL column replaced by its key). An empty
+    /// column is invalid (`empty-field`).
     #[arg(long, value_name = "N", value_parser = parse_field)]
     pub field: Option<u64>,
 
     /// Column separator for --field: one byte (`\t` and `tab` mean TAB).
-    #[arg(long, value_name = "C", default_value = "\t", value_parser = parse_delimiter)]
-    pub delimiter: u8,
+    /// Default: TAB, or `,` with --csv.
+    #[arg(long, value_name = "C", value_parser = parse_delimiter)]
+    pub delimiter: Option<u8>,
+
+    /// Read --field columns with RFC 4180 quoting: `"http://a/?x=1,2"` is
+    /// one column (a quoted field may not span lines).
+    #[arg(long, requires = "field")]
+    pub csv: bool,
+
+    /// Resolve relative references (`/a`, `hello`) against this absolute
+    /// URI (RFC 3986 §5.2) before keying them. Without it (and without
+    /// --allow-relative) a relative reference is invalid.
+    #[arg(long, value_name = "URL", conflicts_with = "allow_relative")]
+    pub base: Option<String>,
+
+    /// Key relative references as they are, like absolute URIs.
+    #[arg(long)]
+    pub allow_relative: bool,
 
     /// Print only duplicates: `all` (the default) every line whose key was
     /// seen before; `first` one line per duplicated key, the first-seen
@@ -172,6 +193,10 @@ impl Observer for CliObserver {
         self.reporter.report(line);
     }
 
+    fn warning(&mut self, warning: &Warning<'_>) {
+        say!("warning: {warning}");
+    }
+
     fn progress(&mut self, progress: &Progress) {
         self.bar.update(progress);
     }
@@ -249,14 +274,24 @@ impl Write for FirstDuplicates<'_> {
 
 /// Runs `urikey dedup`.
 pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
-    let mut config = Config::new(args.norm.keyer()?);
+    let relative = match (&args.base, args.allow_relative) {
+        (Some(base), _) => Relative::resolve_against(base)
+            .map_err(|e| anyhow::anyhow!("--base {base:?} is not an absolute URI: {e}"))?,
+        (None, true) => Relative::Allow,
+        // A URL dump holds absolute URLs: `hello` is not one.
+        (None, false) => Relative::Reject,
+    };
+    let mut config = Config::new(args.norm.keyer()?.with_relative(relative));
     config.emit = match args.emit {
         EmitArg::Canonical => Emit::Key,
         EmitArg::Original => Emit::Original,
     };
     config.field = args.field.map(|n| Field {
         index: (n - 1) as usize,
-        delimiter: args.delimiter,
+        delimiter: args
+            .delimiter
+            .unwrap_or(if args.csv { b',' } else { b'\t' }),
+        csv: args.csv,
     });
     config.select = match (args.duplicates, args.count) {
         (Some(DuplicatesArg::All), true) => {

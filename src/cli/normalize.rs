@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use urikey::engine::Problem;
-use urikey::uri::key::KeyScratch;
+use urikey::uri::key::{KeyErrorKind, KeyScratch};
 
 use super::lines::{check_inputs, for_each_line, invalid_line, too_long};
 use super::normalize_opts::NormalizeOpts;
@@ -102,6 +102,8 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
                 line_out.extend_from_slice(&key);
                 line_out.push(b'\n');
             }
+            // Whitespace only under --lenient: a blank line in, one out.
+            Err((_, Problem::Key(KeyErrorKind::Blank))) => line_out.push(b'\n'),
             Err((index, problem)) => {
                 reporter.report(&invalid_line(line, index, problem));
                 match args.on_invalid {

@@ -17,7 +17,7 @@ pub struct NormalizeOpts {
     ///
     /// Flags: lowercase-scheme, lowercase-host, uppercase-escapes,
     /// decode-unreserved, remove-dot-segments, remove-empty-port (syntax);
-    /// remove-default-port, empty-path-slash (rfc); remove-fragment,
+    /// remove-default-port, remove-port-leading-zeros, empty-path-slash (rfc); remove-fragment,
     /// ipv6-canonical, ipv4-canonical, idna, remove-trailing-host-dot,
     /// remove-empty-query (crawl); opt-in only: sort-query,
     /// remove-query-params=LIST, strip-session-ids, remove-www,

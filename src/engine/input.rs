@@ -1,5 +1,6 @@
 //! Opening inputs: memory maps for regular files, streams for everything
-//! else, and decompression chosen by magic bytes (never by file name).
+//! else, and decompression (gzip, zstd, xz, bzip2) chosen by magic bytes
+//! (never by file name).
 
 use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
@@ -156,7 +157,7 @@ pub enum Source {
     Stream {
         /// The (decompressing) reader.
         reader: Box<dyn Read + Send>,
-        /// `Some("gzip")`/`Some("zstd")` when decompressing.
+        /// `Some("gzip")`, `"zstd"`, `"xz"` or `"bzip2"` when decompressing.
         compression: Option<&'static str>,
     },
 }
@@ -165,6 +166,15 @@ pub enum Source {
 const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
 /// Zstandard frame magic (RFC 8878), little-endian 0xFD2FB528.
 const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+/// xz stream header magic (xz file format 1.2.1 §2.1.1.1).
+const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
+/// What follows a bzip2 stream header `BZh1`..`BZh9`: the magic of a
+/// block (the digits of π) or of the end of an empty stream (of √π). Text
+/// may start with `BZh1`; it never goes on with these bytes.
+const BZIP2_BLOCK: &[u8] = &[0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
+const BZIP2_END: &[u8] = &[0x17, 0x72, 0x45, 0x38, 0x50, 0x90];
+/// Bytes [`sniff`] needs to see.
+const SNIFF_BYTES: u64 = 10;
 
 /// The compression recognised from the first bytes of an input.
 fn sniff(prefix: &[u8]) -> Option<&'static str> {
@@ -172,6 +182,14 @@ fn sniff(prefix: &[u8]) -> Option<&'static str> {
         Some("gzip")
     } else if prefix.starts_with(ZSTD_MAGIC) {
         Some("zstd")
+    } else if prefix.starts_with(XZ_MAGIC) {
+        Some("xz")
+    } else if prefix.len() >= 10
+        && prefix.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&prefix[3])
+        && (prefix[4..10] == *BZIP2_BLOCK || prefix[4..10] == *BZIP2_END)
+    {
+        Some("bzip2")
     } else {
         None
     }
@@ -305,16 +323,13 @@ fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
 
 /// A stream source: peeks at the first bytes to recognise compression.
 fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source, Error> {
-    let mut prefix = Vec::with_capacity(4);
-    (&mut reader)
-        .take(4)
-        .read_to_end(&mut prefix)
-        .map_err(|source| Error::Read {
-            path: name.to_owned(),
-            compression: None,
-            offset: 0,
-            source,
-        })?;
+    let mut prefix = Vec::with_capacity(SNIFF_BYTES as usize);
+    read_prefix(&mut reader, &mut prefix).map_err(|source| Error::Read {
+        path: name.to_owned(),
+        compression: None,
+        offset: 0,
+        source,
+    })?;
     let compression = sniff(&prefix);
     let whole: Box<dyn Read + Send> = Box::new(Cursor::new(prefix).chain(reader));
     Ok(match compression {
@@ -329,13 +344,21 @@ fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source,
     })
 }
 
-/// A streaming decoder for `kind` over `raw`.
+/// Reads up to [`SNIFF_BYTES`] into `prefix`: a pipe may deliver them in
+/// several reads.
+fn read_prefix(reader: &mut Box<dyn Read + Send>, prefix: &mut Vec<u8>) -> io::Result<()> {
+    reader.take(SNIFF_BYTES).read_to_end(prefix).map(drop)
+}
+
+/// A streaming decoder for `kind` over `raw`. Every decoder reads
+/// concatenated streams (as `pbzip2` and `xz -T` write them) and reports
+/// a truncated or corrupt input as a read error.
 fn decoder(kind: &'static str, raw: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
+    let buffered = |raw| BufReader::with_capacity(1 << 16, raw);
     match kind {
-        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(
-            1 << 16,
-            raw,
-        ))),
+        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(buffered(raw))),
+        "xz" => Box::new(liblzma::read::XzDecoder::new_multi_decoder(buffered(raw))),
+        "bzip2" => Box::new(bzip2::read::MultiBzDecoder::new(buffered(raw))),
         _ => Box::new(ZstdReader::new(raw)),
     }
 }
@@ -419,6 +442,11 @@ mod tests {
     fn input_sniff_by_magic_only() {
         assert_eq!(sniff(b"\x1f\x8b\x08\x00"), Some("gzip"));
         assert_eq!(sniff(b"\x28\xb5\x2f\xfd"), Some("zstd"));
+        assert_eq!(sniff(b"\xfd7zXZ\x00\x00\x04"), Some("xz"));
+        assert_eq!(sniff(b"BZh91AY&SY"), Some("bzip2"));
+        assert_eq!(sniff(b"BZh9\x17\x72\x45\x38\x50\x90"), Some("bzip2"));
+        assert_eq!(sniff(b"BZh1 is a word\n"), None);
+        assert_eq!(sniff(b"BZh9"), None);
         assert_eq!(sniff(b"http"), None);
         assert_eq!(sniff(b"\x1f"), None);
         assert_eq!(sniff(b""), None);

@@ -39,6 +39,138 @@ pub fn find_field(line: &[u8], f: Field) -> Option<(usize, usize)> {
     Some((start, end))
 }
 
+/// Does `start` (the first chunk of an input) look like binary data? At
+/// least half of the lines in its first 64 KiB (at least 4 lines, or all
+/// of a shorter input) hold a NUL byte, which no text line does.
+pub fn looks_binary(start: &[u8]) -> bool {
+    let head = &start[..start.len().min(64 << 10)];
+    if memchr::memchr(0, head).is_none() {
+        return false; // the common case: one scan, no NUL
+    }
+    let (mut lines, mut with_nul) = (0u32, 0u32);
+    for line in head.split(|&b| b == b'\n') {
+        lines += 1;
+        with_nul += u32::from(memchr::memchr(0, line).is_some());
+    }
+    with_nul * 2 >= lines
+}
+
+/// Where column `f` of a line is: `line[start..end]` as written, and
+/// the URL it holds, `line[start..end]` itself or (for a quoted CSV field)
+/// the caller's buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldSpan {
+    /// The column as written: its first byte.
+    pub start: usize,
+    /// The column as written: one past its last byte.
+    pub end: usize,
+    /// The text is the unquoted content in the buffer (a CSV field), not
+    /// `line[start..end]`.
+    pub unquoted: bool,
+}
+
+impl FieldSpan {
+    /// The URL the column holds.
+    pub fn text<'a>(&self, line: &'a [u8], buf: &'a [u8]) -> &'a [u8] {
+        if self.unquoted {
+            buf
+        } else {
+            line.get(self.start..self.end).unwrap_or_default()
+        }
+    }
+
+    /// Offset in the line of the column's first content byte (after an
+    /// opening quote), for error positions.
+    pub fn content_start(&self, line: &[u8]) -> usize {
+        self.start + usize::from(self.unquoted && line.get(self.start) == Some(&b'"'))
+    }
+}
+
+/// Column `f` of `line`, or `None` when the line has fewer columns. With
+/// [`Field::csv`] the line is read with RFC 4180 quoting (by `csv-core`)
+/// and the unquoted content goes to `buf`.
+#[inline]
+pub fn field_span(line: &[u8], f: Field, buf: &mut Vec<u8>) -> Option<FieldSpan> {
+    if !f.csv {
+        let (start, end) = find_field(line, f)?;
+        return Some(FieldSpan {
+            start,
+            end,
+            unquoted: false,
+        });
+    }
+    csv_field(line, f, buf)
+}
+
+/// [`field_span`] for a CSV line.
+fn csv_field(line: &[u8], f: Field, buf: &mut Vec<u8>) -> Option<FieldSpan> {
+    use csv_core::ReadFieldResult;
+    // The line has no `\n`: with it as the only terminator, a `\r` inside
+    // the line is data, as everywhere else in the line rules.
+    let mut reader = csv_core::ReaderBuilder::new()
+        .delimiter(f.delimiter)
+        .terminator(csv_core::Terminator::Any(b'\n'))
+        .build();
+    // Unquoting never makes a field longer than the line.
+    buf.clear();
+    buf.resize(line.len() + 1, 0);
+    let mut pos = 0;
+    let mut column = 0;
+    loop {
+        let start = pos;
+        let mut len = 0;
+        let record_end = loop {
+            let (result, read, written) = reader.read_field(&line[pos..], &mut buf[len..]);
+            pos += read;
+            len += written;
+            match result {
+                // The line is all there: the next call (with nothing left)
+                // ends the field.
+                ReadFieldResult::InputEmpty => {}
+                ReadFieldResult::Field { record_end } => break record_end,
+                ReadFieldResult::OutputFull | ReadFieldResult::End => return None,
+            }
+        };
+        if column == f.index {
+            buf.truncate(len);
+            // A field that is not the last ends before its delimiter.
+            let end = if record_end { pos } else { pos - 1 };
+            return Some(FieldSpan {
+                start,
+                end,
+                unquoted: true,
+            });
+        }
+        if record_end {
+            return None;
+        }
+        column += 1;
+    }
+}
+
+/// Writes `line` with column `span` replaced by `key` (for `--emit
+/// canonical --field`). In CSV mode the key is quoted when the column was
+/// or when the key holds the delimiter or a quote (RFC 4180 §2).
+pub fn replace_field(line: &[u8], span: FieldSpan, f: Field, key: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(line.get(..span.start).unwrap_or_default());
+    let quote = f.csv
+        && (line.get(span.start) == Some(&b'"')
+            || key.iter().any(|&b| b == f.delimiter || b == b'"'));
+    if quote {
+        out.push(b'"');
+        for &b in key {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(key);
+    }
+    out.extend_from_slice(line.get(span.end..).unwrap_or_default());
+}
+
 /// One input line, as [`for_each_line`] passes it.
 pub struct Line<'a> {
     /// The input's name (`-` for stdin).
@@ -164,12 +296,66 @@ mod tests {
         let f = |index| Field {
             index,
             delimiter: b'\t',
+            csv: false,
         };
         assert_eq!(find_field(b"a\tbb\tc", f(0)), Some((0, 1)));
         assert_eq!(find_field(b"a\tbb\tc", f(1)), Some((2, 4)));
         assert_eq!(find_field(b"a\tbb\tc", f(2)), Some((5, 6)));
         assert_eq!(find_field(b"a\tbb\tc", f(3)), None);
         assert_eq!(find_field(b"a\t", f(1)), Some((2, 2)));
+    }
+
+    #[test]
+    fn lines_csv_fields_are_unquoted() {
+        let f = |index| Field {
+            index,
+            delimiter: b',',
+            csv: true,
+        };
+        let line = br#"1,"http://a/?x=1,2","q""r",,last"#;
+        let mut buf = Vec::new();
+        let mut get = |i| {
+            field_span(line, f(i), &mut buf).map(|s| {
+                (
+                    String::from_utf8_lossy(&line[s.start..s.end]).into_owned(),
+                    String::from_utf8_lossy(s.text(line, &buf)).into_owned(),
+                    s.content_start(line),
+                )
+            })
+        };
+        assert_eq!(get(0), Some(("1".into(), "1".into(), 0)));
+        assert_eq!(
+            get(1),
+            Some((r#""http://a/?x=1,2""#.into(), "http://a/?x=1,2".into(), 3))
+        );
+        assert_eq!(get(2), Some((r#""q""r""#.into(), r#"q"r"#.into(), 21)));
+        assert_eq!(get(3), Some(("".into(), "".into(), 27)));
+        assert_eq!(get(4), Some(("last".into(), "last".into(), 28)));
+        assert_eq!(get(5), None);
+        // A CR inside the line is data, not the end of the record.
+        let cr = b"a\rb,c";
+        let span = field_span(cr, f(1), &mut buf).unwrap();
+        assert_eq!(
+            (span.start, span.end, span.text(cr, &buf)),
+            (4, 5, &b"c"[..])
+        );
+        let mut out = Vec::new();
+        let span = field_span(line, f(1), &mut buf).unwrap();
+        replace_field(line, span, f(1), b"http://a/?x=1,2", &mut out);
+        assert_eq!(out, line);
+        out.clear();
+        let span = field_span(line, f(0), &mut buf).unwrap();
+        replace_field(line, span, f(0), b"a,b", &mut out);
+        assert_eq!(out, br#""a,b","http://a/?x=1,2","q""r",,last"#);
+    }
+
+    #[test]
+    fn lines_binary_data_is_recognised() {
+        assert!(!looks_binary(b"http://a/\nhttp://b/\n"));
+        assert!(!looks_binary(b""));
+        assert!(looks_binary(b"\x00\x01\x02"));
+        assert!(looks_binary(b"a\x00\nb\x00\nc\nd\x00"));
+        assert!(!looks_binary(b"a\x00\nb\nc\nd\n"));
     }
 
     #[test]

@@ -89,7 +89,7 @@ use crate::uri::key::{KeyErrorKind, Keyer};
 
 pub use error::Error;
 pub use input::Input;
-pub use observe::{Observer, Progress};
+pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
 pub use run::run;
 pub use seen::{SeenSet, Verdict};
@@ -112,6 +112,9 @@ pub struct Field {
     pub index: usize,
     /// Column separator.
     pub delimiter: u8,
+    /// Read columns with RFC 4180 quoting (`"http://a/?x=1,2"`, `""` for a
+    /// quote inside quotes) instead of splitting at every delimiter.
+    pub csv: bool,
 }
 
 /// Which lines are printed.
@@ -210,16 +213,20 @@ pub enum Problem {
     LineTooLong,
     /// The line has fewer columns than [`Config::field`] asks for.
     MissingField,
+    /// The column [`Config::field`] names is empty (or, under lenient
+    /// reading, only whitespace).
+    EmptyField,
 }
 
 impl Problem {
     /// A stable machine-readable name: the key error's name,
-    /// `line-too-long` or `missing-field`.
+    /// `line-too-long`, `missing-field` or `empty-field`.
     pub fn name(self) -> &'static str {
         match self {
             Problem::Key(kind) => kind.name(),
             Problem::LineTooLong => "line-too-long",
             Problem::MissingField => "missing-field",
+            Problem::EmptyField => "empty-field",
         }
     }
 }
@@ -230,6 +237,7 @@ impl fmt::Display for Problem {
             Problem::Key(kind) => write!(f, "{kind}"),
             Problem::LineTooLong => f.write_str("line too long"),
             Problem::MissingField => f.write_str("missing field"),
+            Problem::EmptyField => f.write_str("empty field"),
         }
     }
 }

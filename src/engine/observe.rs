@@ -3,6 +3,7 @@
 //! turns these calls into a progress bar, a Python binding into signal
 //! checks.
 
+use core::fmt;
 use std::time::Duration;
 
 use super::InvalidLine;
@@ -20,12 +21,42 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
+/// A remark about an input as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Warning<'a> {
+    /// Most of the input's first lines hold NUL bytes: it is binary data,
+    /// perhaps compressed in a format the engine does not read.
+    Binary {
+        /// The input's name (`-` for stdin).
+        source: &'a str,
+    },
+}
+
+impl fmt::Display for Warning<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::Binary { source } => write!(
+                f,
+                "{source}: looks like binary data (NUL bytes in most lines), not a list of \
+                 URLs; gzip, zstd, xz and bzip2 are read, other compressed formats are not"
+            ),
+        }
+    }
+}
+
 /// Receives what a run reports. Every method has a default that does
 /// nothing, so an observer implements only what it needs.
 pub trait Observer {
     /// An invalid line, in input order.
     fn invalid(&mut self, line: &InvalidLine<'_>) {
         let _ = line;
+    }
+
+    /// Something about an input the caller should hear, at most once per
+    /// input (the run goes on).
+    fn warning(&mut self, warning: &Warning<'_>) {
+        let _ = warning;
     }
 
     /// Progress after each batch.

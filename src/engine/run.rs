@@ -19,8 +19,9 @@ use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
 use super::fpset::{self, REBUILD_BYTES_PER_KEY};
 use super::input::{self, Input, Source};
+use super::lines;
 use super::memory;
-use super::observe::{Observer, Progress};
+use super::observe::{Observer, Progress, Warning};
 use super::shard::{SHARDS, SHARD_BITS};
 use super::spill::{
     self, Partitions, SpillDir, SpillTuning, SpillWriter, PARTITION_BUFFER, RESOLVE_BYTES_PER_KEY,
@@ -593,7 +594,7 @@ impl<'a> Driver<'a> {
         out: &SyncSender<ToWriter>,
     ) -> Result<(), Error> {
         let config = self.config;
-        let keep_keys = config.exact || (config.emit == Emit::Key && config.field.is_none());
+        let keep_keys = config.exact || config.emit == Emit::Key;
         let scan = ScanConfig {
             keyer: &config.keyer,
             field: config.field,
@@ -673,6 +674,10 @@ impl<'a> Driver<'a> {
             self.seq += work.valid();
             let Some(chunk) = &work.chunk else { continue };
             let first_line = self.lines_in[chunk.input];
+            let source = self.names.get(chunk.input).map_or("", String::as_str);
+            if first_line == 0 && lines::looks_binary(chunk.bytes()) {
+                observer.warning(&Warning::Binary { source });
+            }
             self.lines_in[chunk.input] += work.lines;
             self.stats.lines += work.lines;
             self.stats.blank += work.blank;
@@ -680,7 +685,6 @@ impl<'a> Driver<'a> {
             self.stats.bytes += end - self.input_end[chunk.input].min(end);
             self.input_end[chunk.input] = end;
             self.stats.invalid += work.invalid.len() as u64;
-            let source = self.names.get(chunk.input).map_or("", String::as_str);
             for inv in &work.invalid {
                 *self
                     .stats

@@ -5,6 +5,7 @@
 
 use crate::uri::key::{KeyFormat, Keyer};
 
+use super::super::lines::{field_span, replace_field};
 use super::super::spill::LineEntry;
 use super::super::{Emit, Field, Select};
 use super::insert::ShardState;
@@ -12,9 +13,9 @@ use super::{ChunkState, LineRec, Run, Src};
 
 impl ChunkState {
     /// Appends what `emit` prints for valid line `rec` (no newline).
-    fn emit_into(&self, rec: &LineRec, r: &Render<'_>, out: &mut Vec<u8>) {
-        match r.emit {
-            Emit::Key if r.field.is_none() => {
+    fn emit_into(&self, rec: &LineRec, r: &Render<'_>, out: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+        match (r.emit, r.field) {
+            (Emit::Key, None) => {
                 let key = self.key(rec);
                 if r.keyer.format() == KeyFormat::Uri {
                     out.extend_from_slice(key);
@@ -22,7 +23,18 @@ impl ChunkState {
                     r.keyer.write_key(key, out);
                 }
             }
-            _ => out.extend_from_slice(self.line(rec)),
+            (Emit::Key, Some(f)) => {
+                // The line with its URL column replaced by the key.
+                let line = self.line(rec);
+                tmp.clear();
+                r.keyer.write_key(self.key(rec), tmp);
+                let mut unquoted = Vec::new();
+                match field_span(line, f, &mut unquoted) {
+                    Some(span) => replace_field(line, span, f, tmp, out),
+                    None => out.extend_from_slice(line), // not reached: the line is valid
+                }
+            }
+            (Emit::Original, _) => out.extend_from_slice(self.line(rec)),
         }
     }
 
@@ -32,6 +44,7 @@ impl ChunkState {
         out.clear();
         // Enough for every line and its newline unless keys grew.
         out.reserve(self.bytes().len() + 1);
+        let mut tmp = Vec::new();
         for (i, rec) in self.recs.iter().enumerate() {
             let (is_new, _) = self.flag(i);
             let selected = match r.select {
@@ -40,7 +53,7 @@ impl ChunkState {
                 Select::Counts => false,
             };
             if selected {
-                self.emit_into(rec, r, &mut out);
+                self.emit_into(rec, r, &mut out, &mut tmp);
                 out.push(b'\n');
             }
         }
@@ -130,13 +143,14 @@ impl ChunkState {
     /// the undecided ones ([`NEW`](super::NEW) in spill mode) and, with
     /// duplicates, the lines already known to be duplicates.
     pub fn spill_lines(&self, r: &Render<'_>, out: &mut Vec<u8>) {
+        let mut tmp = Vec::new();
         for (i, rec) in self.recs.iter().enumerate() {
             let (undecided, _) = self.flag(i);
             if !undecided && r.select != Select::Duplicates {
                 continue;
             }
             let at = LineEntry::begin(out);
-            self.emit_into(rec, r, out);
+            self.emit_into(rec, r, out, &mut tmp);
             LineEntry::end(out, at, self.seq_base + i as u64, !undecided);
         }
     }
@@ -161,7 +175,7 @@ impl ChunkState {
                 shard.global.resize(id + 1, 0);
             }
             shard.global[id] = global;
-            self.emit_into(rec, r, &mut uniques.bytes);
+            self.emit_into(rec, r, &mut uniques.bytes, &mut uniques.tmp);
             uniques.ends.push(uniques.bytes.len() as u64);
         }
     }
@@ -184,8 +198,8 @@ impl Render<'_> {
     /// (the line, or a `uri` key), so the writer can gather them from
     /// where they are, without rendering them first.
     pub fn in_memory(&self) -> bool {
-        let formatted =
-            self.emit == Emit::Key && self.keyer.format() != KeyFormat::Uri && self.field.is_none();
+        let formatted = self.emit == Emit::Key
+            && (self.keyer.format() != KeyFormat::Uri || self.field.is_some());
         !formatted && self.select != Select::Counts
     }
 }
@@ -197,6 +211,8 @@ pub struct Uniques {
     pub bytes: Vec<u8>,
     /// End of each output in `bytes`.
     pub ends: Vec<u64>,
+    /// A formatted key, while it is written.
+    tmp: Vec<u8>,
 }
 
 #[cfg(test)]

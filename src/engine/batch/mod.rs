@@ -129,6 +129,8 @@ pub struct ChunkState {
     /// Rendered output (after phase 3, `surt`/`hash` keys only).
     pub out: Vec<u8>,
     runs: Vec<Run>,
+    /// The unquoted column of a `--csv` line.
+    field_buf: Vec<u8>,
 }
 
 impl ChunkState {

@@ -4,9 +4,9 @@
 
 use std::sync::atomic::AtomicU32;
 
-use crate::uri::key::{fingerprint, KeyScratch};
+use crate::uri::key::{fingerprint, KeyErrorKind, KeyScratch};
 
-use super::super::lines::{find_field, trim_cr};
+use super::super::lines::{field_span, find_field, trim_cr};
 use super::super::shard::{shard_of, SHARDS};
 use super::super::Problem;
 use super::{ChunkState, Entry, Invalid, LineRec, ScanConfig};
@@ -30,6 +30,8 @@ impl ChunkState {
         let mut pos = 0usize;
         let mut ordinal = 0u32;
         let mut newlines = memchr::memchr_iter(b'\n', data);
+        // The unquoted `--csv` column (moved out for the loop's borrows).
+        let mut field_buf = std::mem::take(&mut self.field_buf);
         while pos < data.len() {
             let (end, next) = match newlines.next() {
                 Some(i) => (i, i + 1),
@@ -55,8 +57,12 @@ impl ChunkState {
             } else {
                 let (field_start, url) = match cfg.field {
                     None => (0, Some(line)),
-                    Some(f) => match find_field(line, f) {
+                    Some(f) if !f.csv => match find_field(line, f) {
                         Some((s, e)) => (s, line.get(s..e)),
+                        None => (line.len(), None),
+                    },
+                    Some(f) => match field_span(line, f, &mut field_buf) {
+                        Some(span) => (span.content_start(line), Some(span.text(line, &field_buf))),
                         None => (line.len(), None),
                     },
                 };
@@ -68,13 +74,29 @@ impl ChunkState {
                         index: field_start as u32,
                         problem: Problem::MissingField,
                     }),
+                    // An empty column holds no URL (not the empty reference).
+                    Some([]) => self.invalid.push(Invalid {
+                        ordinal,
+                        start,
+                        len: line.len() as u32,
+                        index: field_start as u32,
+                        problem: Problem::EmptyField,
+                    }),
                     Some(url) => match cfg.keyer.uri_key(url, scratch) {
+                        // Whitespace only, under lenient reading: blank.
+                        Err(e) if e.kind() == KeyErrorKind::Blank && cfg.field.is_none() => {
+                            self.blank += 1;
+                        }
                         Err(e) => self.invalid.push(Invalid {
                             ordinal,
                             start,
                             len: line.len() as u32,
                             index: (field_start + e.index()) as u32,
-                            problem: Problem::Key(e.kind()),
+                            problem: if e.kind() == KeyErrorKind::Blank {
+                                Problem::EmptyField
+                            } else {
+                                Problem::Key(e.kind())
+                            },
                         }),
                         Ok(key) => {
                             let key = key.as_bytes();
@@ -114,6 +136,7 @@ impl ChunkState {
             ordinal += 1;
             pos = next;
         }
+        self.field_buf = field_buf;
         self.lines = u64::from(ordinal);
         self.flags.clear();
         self.flags

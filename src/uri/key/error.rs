@@ -14,6 +14,12 @@ pub enum KeyErrorKind {
     Parse(ParseErrorKind),
     /// A compatibility preset's reference raises on the line.
     Compat(compat::Reason),
+    /// The line is a relative reference (no scheme, §4.2) and the keyer
+    /// asks for absolute URIs ([`Relative::Reject`](super::Relative)).
+    RelativeReference,
+    /// Lenient mapping left nothing: the line held only whitespace, so it
+    /// is blank, not the empty reference.
+    Blank,
 }
 
 impl KeyErrorKind {
@@ -23,6 +29,8 @@ impl KeyErrorKind {
         match self {
             Self::Parse(kind) => kind.name(),
             Self::Compat(reason) => reason.name(),
+            Self::RelativeReference => "relative-reference",
+            Self::Blank => "blank",
         }
     }
 
@@ -31,6 +39,8 @@ impl KeyErrorKind {
         match self {
             Self::Parse(kind) => kind.message(),
             Self::Compat(reason) => reason.message(),
+            Self::RelativeReference => "relative reference",
+            Self::Blank => "blank line",
         }
     }
 }
@@ -75,6 +85,7 @@ impl KeyError {
         match self.kind {
             KeyErrorKind::Parse(kind) => Some(ParseError::new(self.index, kind)),
             KeyErrorKind::Compat(_) => None,
+            KeyErrorKind::RelativeReference | KeyErrorKind::Blank => None,
         }
     }
 }

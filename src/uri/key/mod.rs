@@ -40,13 +40,17 @@ mod scan;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 
+use std::sync::Arc;
+
 use super::compat::{Compat, CompatScratch};
-use super::error::ParseError;
+
 use super::lenient::{self, LenientScratch};
 use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
 use super::pct;
+use super::resolve::Resolver;
 use super::surt;
 use super::RawRef;
+use super::UriRef;
 pub use config::{ConfigError, FlagList, FlagSetting, KeyConfig};
 pub use error::{KeyError, KeyErrorKind};
 use one_pass::{OnePassWriter, Written};
@@ -83,6 +87,38 @@ pub struct KeyScratch {
     compat: CompatScratch,
     norm: NormalizeScratch,
     lenient: LenientScratch,
+    resolved: String,
+}
+
+/// What a [`Keyer`] does with a relative reference (no scheme, §4.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Relative {
+    /// Key it as it is (only the case and escape rules apply to it). The
+    /// default: `urikey normalize` keys any URI-reference.
+    #[default]
+    Allow,
+    /// It has no key: [`KeyErrorKind::RelativeReference`]. A URL dump holds
+    /// absolute URLs, so `urikey dedup` rejects `hello` and
+    /// `www.example.com` by default.
+    Reject,
+    /// Resolve it against this absolute base URI (§5.2, strict) and key the
+    /// target. Build with [`Relative::resolve_against`].
+    Resolve(Arc<str>),
+}
+
+impl Relative {
+    /// Resolution against `base`, which must be an absolute URI (a
+    /// URI-reference with a scheme; a fragment is ignored, §5.1).
+    ///
+    /// # Errors
+    /// A [`KeyError`] when `base` does not parse or has no scheme.
+    pub fn resolve_against(base: &str) -> Result<Self, KeyError> {
+        let u = UriRef::parse(base)?;
+        if u.is_relative() {
+            return Err(KeyError::new(0, KeyErrorKind::RelativeReference));
+        }
+        Ok(Relative::Resolve(base.into()))
+    }
 }
 
 /// Flags the one-pass writer of `scheme://` lines applies (it writes what the
@@ -95,6 +131,7 @@ const FAST_SAFE: Flags = Flags::of(&[
     Flag::RemoveDotSegments,
     Flag::RemoveEmptyPort,
     Flag::RemoveDefaultPort,
+    Flag::PortLeadingZeros,
     Flag::EmptyPathSlash,
     Flag::RemoveFragment,
     Flag::Ipv6Canonical,
@@ -119,6 +156,7 @@ pub struct Keyer {
     one_pass: OnePassWriter,
     identity: bool,
     scanner: Scanner,
+    relative: Relative,
 }
 
 /// The run scanner of the fast tier, chosen once for the running CPU. Both
@@ -216,12 +254,14 @@ impl Keyer {
             format: KeyFormat::Uri,
             compat: None,
             scanner: Scanner::detect(),
+            relative: Relative::Allow,
         }
     }
 
     /// A keyer that gives the keys of another tool, byte for byte (see
     /// [`compat`](crate::uri::compat)). Its keys are written as the tool
-    /// writes them: the format is `uri` and lenient input does not apply.
+    /// writes them: the format is `uri`, and lenient input and the
+    /// relative-reference setting do not apply (the tool decides).
     pub fn compat(preset: Compat) -> Self {
         Self {
             one_pass: OnePassWriter::new(Flags::EMPTY, false),
@@ -234,6 +274,19 @@ impl Keyer {
     /// The compatibility preset, if this keyer reproduces another tool.
     pub fn compat_preset(&self) -> Option<Compat> {
         self.compat
+    }
+
+    /// Allow, reject or resolve relative references (see [`Relative`]).
+    /// Only the general tier sees them: the one-pass tier covers
+    /// `scheme://` lines, so this costs nothing on the hot path.
+    pub fn with_relative(mut self, relative: Relative) -> Self {
+        self.relative = relative;
+        self
+    }
+
+    /// What this keyer does with relative references.
+    pub fn relative(&self) -> &Relative {
+        &self.relative
     }
 
     /// Map dirty input the RFC 3987 §3.1 way before parsing (see
@@ -348,6 +401,7 @@ impl Keyer {
             out,
             norm,
             lenient: lenient_scratch,
+            resolved,
             compat: compat_scratch,
             ..
         } = scratch;
@@ -365,40 +419,86 @@ impl Keyer {
         // A line that strict reading accepts needs no lenient mapping (the
         // mapping leaves every valid URI-reference alone), so strict goes
         // first and the mapping only runs on lines strict reading rejects.
-        let strict = self.normalize(input, out, norm);
+        let strict = self.normalize(input, out, norm, resolved);
         let err = match strict {
-            Ok(false) => return Ok(Key::Input(input)),
-            Ok(true) => return Ok(Key::Written(out)),
+            Ok(Normalized::Same) => return Ok(Key::Input(input)),
+            Ok(Normalized::Out) => return Ok(Key::Written(out)),
+            Ok(Normalized::Resolved) => return Ok(Key::Written(resolved.as_bytes())),
             Err(e) => e,
         };
         if self.lenient && lenient::map(input, lenient_scratch) {
             let mapped: &'s LenientScratch = lenient_scratch;
-            return match self.normalize(mapped.mapped(), out, norm) {
-                Ok(false) => Ok(Key::Written(mapped.mapped())),
-                Ok(true) => Ok(Key::Written(out)),
-                Err(e) => Err(ParseError::new(mapped.origin(e.index()), e.kind()).into()),
+            if mapped.mapped().is_empty() {
+                // Only whitespace: a blank line, not the empty reference.
+                return Err(KeyError::new(0, KeyErrorKind::Blank));
+            }
+            return match self.normalize(mapped.mapped(), out, norm, resolved) {
+                Ok(Normalized::Same) => Ok(Key::Written(mapped.mapped())),
+                Ok(Normalized::Out) => Ok(Key::Written(out)),
+                Ok(Normalized::Resolved) => Ok(Key::Written(resolved.as_bytes())),
+                Err(e) => Err(KeyError::new(mapped.origin(e.index()), e.kind())),
             };
         }
-        Err(err.into())
+        Err(err)
     }
 
-    /// Parses and normalizes `input` into `out`. `Ok(false)`: the key is
-    /// `input` itself; `Ok(true)`: the key is in `out`.
+    /// Parses and normalizes `input` (resolving a relative reference first
+    /// when asked to): where the key is.
     fn normalize(
         &self,
         input: &[u8],
         out: &mut Vec<u8>,
         norm: &mut NormalizeScratch,
-    ) -> Result<bool, ParseError> {
+        resolved: &mut String,
+    ) -> Result<Normalized, KeyError> {
         // Bytes all the way: the parser accepts only ASCII, so the UTF-8
         // check a `UriRef` needs would be a second pass for nothing.
         let u = RawRef::parse(input)?;
+        if u.is_relative() {
+            match &self.relative {
+                Relative::Allow => {}
+                Relative::Reject => return Err(KeyError::new(0, KeyErrorKind::RelativeReference)),
+                Relative::Resolve(base) => return self.resolve(base, input, out, norm, resolved),
+            }
+        }
         if self.identity {
-            return Ok(false);
+            return Ok(Normalized::Same);
         }
         out.clear();
         self.normalizer.normalize_raw(&u, out, norm);
-        Ok(out.as_slice() != input)
+        Ok(if out.as_slice() != input {
+            Normalized::Out
+        } else {
+            Normalized::Same
+        })
+    }
+
+    /// Resolves the relative reference `input` against `base` (§5.2) into
+    /// `resolved` and normalizes the target.
+    #[cold]
+    fn resolve(
+        &self,
+        base: &str,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        norm: &mut NormalizeScratch,
+        resolved: &mut String,
+    ) -> Result<Normalized, KeyError> {
+        // Both parsed before (the base when the keyer was built), so
+        // neither fails; errors are kept all the same.
+        let base = UriRef::parse(base)?;
+        let reference = UriRef::parse_bytes(input)?;
+        resolved.clear();
+        Resolver::new()
+            .resolve_into(&base, &reference, resolved)
+            .map_err(|_| KeyError::new(0, KeyErrorKind::RelativeReference))?;
+        let target = RawRef::parse(resolved.as_bytes())?;
+        if self.identity {
+            return Ok(Normalized::Resolved);
+        }
+        out.clear();
+        self.normalizer.normalize_raw(&target, out, norm);
+        Ok(Normalized::Out)
     }
 
     /// Appends `uri_key` (a key made by [`uri_key`](Self::uri_key)) written
@@ -444,6 +544,16 @@ impl Keyer {
         self.scanner = Scanner::Scalar;
         self
     }
+}
+
+/// Where [`Keyer::normalize`] left the key.
+enum Normalized {
+    /// The input itself.
+    Same,
+    /// The scratch's `out`.
+    Out,
+    /// The resolved target, unchanged by normalization.
+    Resolved,
 }
 
 /// Appends `uri_key` (a key made by [`Keyer::uri_key`]) written in

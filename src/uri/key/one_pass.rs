@@ -25,7 +25,7 @@ use super::scan::{
 };
 use crate::uri::host;
 use crate::uri::host::write_ipv6;
-use crate::uri::normalize::{Flag, Flags};
+use crate::uri::normalize::{strip_port_zeros, Flag, Flags};
 use crate::uri::path::remove_dot_segments_in_place;
 use crate::uri::pct;
 use crate::uri::scheme;
@@ -42,6 +42,7 @@ pub(super) struct OnePassWriter {
     dot_segments: bool,
     empty_port: bool,
     default_port: bool,
+    port_zeros: bool,
     empty_path_slash: bool,
     remove_fragment: bool,
     remove_empty_query: bool,
@@ -63,6 +64,7 @@ impl OnePassWriter {
             dot_segments: flags.has(Flag::RemoveDotSegments),
             empty_port: flags.has(Flag::RemoveEmptyPort),
             default_port: flags.has(Flag::RemoveDefaultPort),
+            port_zeros: flags.has(Flag::PortLeadingZeros),
             empty_path_slash: flags.has(Flag::EmptyPathSlash),
             remove_fragment: flags.has(Flag::RemoveFragment),
             remove_empty_query: flags.has(Flag::RemoveEmptyQuery),
@@ -272,6 +274,9 @@ impl OnePassWriter {
             };
             if drop {
                 w.edit(colon, i, b"");
+            } else if self.port_zeros && port.len() > 1 && port[0] == b'0' {
+                let kept = strip_port_zeros(port).len();
+                w.edit(colon + 1, i - kept, b"");
             }
         }
         matches!(s.get(i), None | Some(b'/' | b'?' | b'#')).then_some(i)

@@ -6,7 +6,7 @@ use core::fmt;
 
 macro_rules! flags {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
-        /// One normalization step. See the [module docs](crate::uri::normalize) for profiles.
+        /// One normalization step. See the [module docs](super) for profiles.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
         pub enum Flag {
@@ -38,12 +38,16 @@ flags! {
     /// Decode percent-encoded unreserved characters (`ALPHA DIGIT - . _ ~`)
     /// in every component (§6.2.2.2), host included.
     DecodeUnreserved = "decode-unreserved",
-    /// Apply `remove_dot_segments` (§5.2.4) to the path of a URI that has a
-    /// scheme (§6.2.2.3). A rootless path is processed too, as §5.2.4 is
-    /// written (`foo:a/../b` becomes `foo:/b`; fluent-uri leaves rootless
-    /// paths alone). A result that would start with `//` without an
-    /// authority keeps a `/.` prefix (`foo:/.//x`, as WHATWG URL and
-    /// fluent-uri do), or it would re-parse as an authority.
+    /// Apply `remove_dot_segments` (§5.2.4) to the hierarchical path of a
+    /// URI that has a scheme (§6.2.2.3): a path after an authority or one
+    /// that starts with `/`. A rootless path is left alone
+    /// (`urn:example:a/../b`, `data:text/plain,a/../b`): `/` has no
+    /// hierarchical meaning in it (§3.3: the rootless form belongs to
+    /// non-hierarchical URIs), and §5.2.4 would turn `urn:a/../b` into
+    /// `urn:/b`, another URI; fluent-uri and WHATWG URL (opaque paths) leave
+    /// it too. A result that would start with `//` without an authority
+    /// keeps a `/.` prefix (`foo:/.//x`, as WHATWG URL and fluent-uri do),
+    /// or it would re-parse as an authority.
     RemoveDotSegments = "remove-dot-segments",
     /// Drop the `:` of an empty port (§3.2.3: "URI producers and normalizers
     /// should omit the port component and its ':' delimiter if port is
@@ -52,6 +56,11 @@ flags! {
     /// Drop a port equal to the scheme's default (§6.2.3), compared as a
     /// decimal number (§3.2.3), so `:080` goes too.
     RemoveDefaultPort = "remove-default-port",
+    /// Drop the leading zeros of a port, for any scheme (`:0081` becomes
+    /// `:81`, `:000` becomes `:0`): the port is a number "in decimal"
+    /// (§3.2.3), so both spellings name one port, as `remove-default-port`
+    /// already reads them (§6.2.3).
+    PortLeadingZeros = "remove-port-leading-zeros",
     /// An empty path after an authority becomes `/` for `http`, `https`,
     /// `ws`, `wss` and `ftp` (§6.2.3).
     EmptyPathSlash = "empty-path-slash",
@@ -69,8 +78,12 @@ flags! {
     /// the schemes of the [scheme table](super::scheme), whose hosts are
     /// DNS names.
     Idna = "idna",
-    /// Drop the trailing dots of a reg-name host (`example.com.`): DNS
-    /// resolves the fully qualified name the same way.
+    /// Drop the one trailing dot of a reg-name host (`example.com.`), for
+    /// the schemes of the [scheme table](super::scheme), whose hosts are DNS
+    /// names: the root dot of a fully qualified name (RFC 1034 §3.1) names
+    /// the same host. A host ending in two dots (`example.com..`, an empty
+    /// label) is not a DNS name and stays, and so does an unknown scheme's
+    /// reg-name, which need not be a DNS name (§3.2.2).
     RemoveTrailingHostDot = "remove-trailing-host-dot",
     /// Drop a `?` that introduces an empty query.
     RemoveEmptyQuery = "remove-empty-query",
@@ -207,7 +220,11 @@ impl Profile {
             RemoveDotSegments,
             RemoveEmptyPort,
         ]);
-        const RFC: Flags = SYNTAX.union(Flags::of(&[RemoveDefaultPort, EmptyPathSlash]));
+        const RFC: Flags = SYNTAX.union(Flags::of(&[
+            RemoveDefaultPort,
+            PortLeadingZeros,
+            EmptyPathSlash,
+        ]));
         const CRAWL: Flags = RFC.union(Flags::of(&[
             RemoveFragment,
             Ipv6Canonical,

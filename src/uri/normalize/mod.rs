@@ -8,7 +8,7 @@
 //! | -------- | ----- |
 //! | `none`   | nothing: the key is the input |
 //! | `syntax` | §6.2.2: `lowercase-scheme`, `lowercase-host`, `uppercase-escapes`, `decode-unreserved`, `remove-dot-segments`, `remove-empty-port` |
-//! | `rfc`    | `syntax` + §6.2.3: `remove-default-port`, `empty-path-slash` (the default) |
+//! | `rfc`    | `syntax` + §6.2.3: `remove-default-port`, `remove-port-leading-zeros`, `empty-path-slash` (the default) |
 //! | `crawl`  | `rfc` + `remove-fragment`, `ipv6-canonical`, `ipv4-canonical`, `idna`, `remove-trailing-host-dot`, `remove-empty-query` |
 //!
 //! The opt-in flags (`sort-query`, `remove-query-params`,
@@ -290,11 +290,6 @@ impl Writer<'_> {
         if f.has(Flag::Idna) && self.info.is_some() {
             idna_host(self.out, start, &mut self.scratch.tmp);
         }
-        if f.has(Flag::RemoveTrailingHostDot) {
-            while self.out.len() > start + 1 && self.out.last() == Some(&b'.') {
-                self.out.pop();
-            }
-        }
         if f.has(Flag::RemoveWww) {
             let mut cut = start;
             while self.out.len() > cut + 4 && self.out[cut..].starts_with(b"www.") {
@@ -302,10 +297,18 @@ impl Writer<'_> {
             }
             self.out.drain(start..cut);
         }
+        // Before the trailing dot goes: the IPv4 reader allows one
+        // trailing dot itself, and `127.1..` is no address.
         if f.has(Flag::Ipv4Canonical) && self.info.is_some_and(|i| i.http_like) {
             if let Some(addr) = parse_ipv4_number_form(&self.out[start..]) {
                 self.out.truncate(start);
                 write_ipv4(addr, self.out);
+            }
+        }
+        if f.has(Flag::RemoveTrailingHostDot) && self.info.is_some() {
+            let host = &self.out[start..];
+            if host.len() >= 2 && host.ends_with(b".") && !host.ends_with(b"..") {
+                self.out.pop();
             }
         }
     }
@@ -323,7 +326,11 @@ impl Writer<'_> {
             }
         }
         self.out.push(b':');
-        self.out.extend_from_slice(port);
+        if self.f.has(Flag::PortLeadingZeros) {
+            self.out.extend_from_slice(strip_port_zeros(port));
+        } else {
+            self.out.extend_from_slice(port);
+        }
     }
 
     fn path(&mut self, u: &RawRef<'_>) {
@@ -335,7 +342,9 @@ impl Writer<'_> {
         if crawl_path && f.has(Flag::StripSessionIds) {
             strip_session_path_params(self.out, start);
         }
-        if f.has(Flag::RemoveDotSegments) && has_dot_segment(&self.out[start..]) {
+        // Only a hierarchical path: a rootless one is opaque (see the flag).
+        let hierarchical = authority || self.out[start..].starts_with(b"/");
+        if f.has(Flag::RemoveDotSegments) && hierarchical && has_dot_segment(&self.out[start..]) {
             let tmp = &mut self.scratch.tmp;
             tmp.clear();
             tmp.extend_from_slice(&self.out[start..]);
@@ -496,6 +505,13 @@ pub(crate) fn pct_normalize(src: &[u8], out: &mut Vec<u8>, decode: bool, upper: 
         rest = &rest[p + 3..];
     }
     out.extend_from_slice(rest);
+}
+
+/// A port (`*DIGIT`, not empty) without its leading zeros, keeping one
+/// digit: `0081` is `81`, `000` is `0`.
+pub(crate) fn strip_port_zeros(port: &[u8]) -> &[u8] {
+    let zeros = port.iter().take_while(|&&b| b == b'0').count();
+    &port[zeros.min(port.len().saturating_sub(1))..]
 }
 
 /// Lower-cases ASCII letters that are not the hex digits of an escape.
