@@ -81,6 +81,13 @@ def _url_index(df: DataFrame, column: str) -> int:
     return names.index(column)
 
 
+def _col(name: str) -> Any:
+    """A column by its exact name (dots and backticks in it are not syntax)."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
 def _halves(fps: pa.Array) -> tuple[pa.Array, pa.Array]:
     """Splits a FixedSizeBinary(16) array into its signed big-endian halves."""
     import numpy as np
@@ -227,6 +234,7 @@ def dedup(
     For a guarantee that does not depend on Spark, pass ``order_by`` a column
     that orders the input (a line number, a fetch time).
     """
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
@@ -236,14 +244,19 @@ def dedup(
     for name in orders:
         if name not in df.columns:
             raise ValueError(f"no column {name!r} in {df.columns}")
-    hi, lo, seq = "__urikey_fp_hi", "__urikey_fp_lo", "__urikey_seq"
+    hi, lo, seq, rank = "__urikey_fp_hi", "__urikey_fp_lo", "__urikey_seq", "__urikey_rank"
     schema = StructType(
         [*df.schema.fields, StructField(hi, LongType()), StructField(lo, LongType())]
     )
     keyed = df.mapInArrow(_fp_batches(options, index, schema.names), schema)
-    keyed = keyed.where(F.col(hi).isNotNull() & (F.col(column) != ""))
+    keyed = keyed.where(F.col(hi).isNotNull() & (_col(column) != ""))
     keyed = keyed.withColumn(seq, F.monotonically_increasing_id())
-    rank = F.struct(*[F.col(name) for name in orders], F.col(seq))
-    first = F.min_by(F.struct(*[F.col(name) for name in df.columns]), rank)
-    kept = keyed.groupBy(hi, lo).agg(first.alias("__urikey_row"))
-    return kept.select("__urikey_row.*")
+    # One shuffle of the valid rows by fingerprint, then the first of each key. Measured
+    # against min_by(struct(row)) per key (a sort aggregate on both sides of the shuffle)
+    # and min(order) per key joined back (reads the input twice, shuffles every row): this
+    # was the fastest and shuffled the least (benches/results/spark-local2.md).
+    by_key = Window.partitionBy(hi, lo).orderBy(
+        *[_col(name).asc_nulls_first() for name in orders], F.col(seq)
+    )
+    first = keyed.withColumn(rank, F.row_number().over(by_key)).where(F.col(rank) == 1)
+    return first.select(*[_col(name) for name in df.columns])
