@@ -49,11 +49,7 @@ class _Options:
         lenient: bool,
         compat: str | None,
     ) -> None:
-        if compat is not None:
-            # Presets come with the package's compat support; until then say so.
-            raise NotImplementedError(
-                f"compat={compat!r}: compat presets are not supported by this urikey build yet"
-            )
+        self.compat = compat
         self.profile = profile
         self.enable = _flags(enable)
         self.disable = _flags(disable)
@@ -64,9 +60,25 @@ class _Options:
     def canonicalizer(self) -> Any:
         import urikey
 
-        return urikey.Canonicalizer(
-            self.profile, enable=self.enable, disable=self.disable, lenient=self.lenient
-        )
+        options: dict[str, Any] = {
+            "enable": self.enable,
+            "disable": self.disable,
+            "lenient": self.lenient,
+        }
+        if self.compat is None:
+            return urikey.Canonicalizer(self.profile, **options)
+        # A preset fixes the whole keying: the default profile is left out so
+        # that only an explicit other one is refused (by the package).
+        if self.profile != "rfc":
+            options["profile"] = self.profile
+        try:
+            return urikey.Canonicalizer(compat=self.compat, **options)
+        except TypeError as e:
+            if "compat" not in str(e):
+                raise
+            raise NotImplementedError(
+                f"compat={self.compat!r}: this urikey build has no compat presets"
+            ) from e
 
 
 def _url_index(df: DataFrame, column: str) -> int:
