@@ -7,8 +7,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use urikey::engine::{self, Config, Emit, Input, Output};
-use urikey::uri::key::{Canonicalizer, KeyScratch};
+use urikey::engine::{self, Config, Emit, Input, Select};
+use urikey::uri::key::{KeyScratch, Keyer};
 
 /// The concatenated dataset files, repeated to a few MB so that a run has
 /// many chunks, plus its name.
@@ -49,7 +49,7 @@ fn corpus() -> (String, Vec<u8>) {
 }
 
 /// Distinct valid keys, the obvious way.
-fn naive_unique(canon: &Canonicalizer, data: &[u8]) -> u64 {
+fn naive_unique(canon: &Keyer, data: &[u8]) -> u64 {
     let mut scratch = KeyScratch::default();
     let mut seen = HashSet::new();
     let body = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
@@ -67,20 +67,20 @@ fn naive_unique(canon: &Canonicalizer, data: &[u8]) -> u64 {
 
 fn bench_engine(c: &mut Criterion) {
     let (name, data) = corpus();
-    let canon = Canonicalizer::default();
+    let canon = Keyer::default();
     let want = naive_unique(&canon, &data);
     let bytes: Arc<[u8]> = Arc::from(data);
     let mut group = c.benchmark_group("engine");
     group.throughput(Throughput::Bytes(bytes.len() as u64));
     group.sample_size(10);
     for (label, output, emit) in [
-        ("unique", Output::Unique, Emit::Original),
-        ("count", Output::Counts, Emit::Original),
+        ("unique", Select::Unique, Emit::Original),
+        ("count", Select::Counts, Emit::Original),
     ] {
         for threads in [1usize, 2] {
             let mut config = Config::new(canon.clone());
             config.threads = threads;
-            config.output = output;
+            config.select = output;
             config.emit = emit;
             config.chunk_size = 1 << 20;
             let id = BenchmarkId::new(format!("{label}/{name}"), format!("{threads}t"));
@@ -90,9 +90,8 @@ fn bench_engine(c: &mut Criterion) {
                         name: name.clone(),
                         bytes: Arc::clone(&bytes),
                     };
-                    let stats =
-                        engine::run(&config, vec![input], &mut std::io::sink(), &mut |_| {})
-                            .expect("in-memory run");
+                    let stats = engine::run(&config, vec![input], &mut std::io::sink(), &mut ())
+                        .expect("in-memory run");
                     assert_eq!(stats.unique, want, "engine and naive unique counts differ");
                     stats.unique
                 });

@@ -3,7 +3,8 @@
 //! `fluent_uri::UriRef::parse(..).normalize()` and `url::Url::parse(..)
 //! .as_str()`, on the URL lists of `../shared/datasets` (when present), a
 //! generated canonical crawl list and other spellings of it (upper case,
-//! escapes, dot segments, ports, empty paths).
+//! escapes, dot segments, ports, empty paths). The compatibility presets
+//! (`compat-w3lib`, `compat-ia-surt`) run on the same lines.
 //!
 //! Before timing, every dataset is checked: the fast and slow paths must
 //! give the same key for every line, and the number of valid lines and the
@@ -16,7 +17,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use urikey::uri::key::{Canonicalizer, KeyScratch};
+use urikey::uri::compat::{Compat, CompatScratch};
+use urikey::uri::key::{KeyScratch, Keyer};
 use urikey::uri::normalize::{Normalizer, Profile};
 
 struct Dataset {
@@ -132,17 +134,19 @@ fn datasets() -> Vec<Dataset> {
 }
 
 /// Checks fast == slow on every line and prints the hit rates.
-fn check(d: &Dataset, c: &Canonicalizer, label: &str) {
+fn check(d: &Dataset, c: &Keyer, label: &str) {
     let mut s1 = KeyScratch::default();
     let mut s2 = KeyScratch::default();
     let (mut valid, mut borrowed) = (0usize, 0usize);
     for line in &d.lines {
-        let fast = c.uri_key(line.as_bytes(), &mut s1).map(<[u8]>::to_vec);
-        let slow = c.uri_key_slow(line.as_bytes(), &mut s2).map(<[u8]>::to_vec);
+        let fast = c.uri_key(line.as_bytes(), &mut s1).map(|k| k.to_vec());
+        let slow = c
+            .general_tier_key(line.as_bytes(), &mut s2)
+            .map(|k| k.to_vec());
         assert_eq!(fast, slow, "fast and slow paths disagree on {line:?}");
         if let Ok(k) = fast {
             valid += 1;
-            borrowed += usize::from(k == line.as_bytes());
+            borrowed += usize::from(k.as_slice() == line.as_bytes());
         }
     }
     eprintln!(
@@ -154,9 +158,9 @@ fn check(d: &Dataset, c: &Canonicalizer, label: &str) {
 }
 
 fn bench(c: &mut Criterion) {
-    let rfc = Canonicalizer::new(Normalizer::profile(Profile::Rfc));
+    let rfc = Keyer::new(Normalizer::profile(Profile::Rfc));
     let rfc_portable = rfc.clone().with_portable_scan();
-    let crawl_lenient = Canonicalizer::new(Normalizer::profile(Profile::Crawl)).with_lenient(true);
+    let crawl_lenient = Keyer::new(Normalizer::profile(Profile::Crawl)).with_lenient(true);
     for d in datasets() {
         check(&d, &rfc, "rfc");
         check(&d, &crawl_lenient, "crawl-lenient");
@@ -165,16 +169,16 @@ fn bench(c: &mut Criterion) {
         g.sample_size(10)
             .warm_up_time(Duration::from_millis(500))
             .measurement_time(Duration::from_secs(2));
-        let run = |canon: &Canonicalizer, slow: bool| {
+        let run = |canon: &Keyer, slow: bool| {
             let mut scratch = KeyScratch::default();
             let mut total = 0usize;
             for line in &d.lines {
                 let r = if slow {
-                    canon.uri_key_slow(line.as_bytes(), &mut scratch)
+                    canon.general_tier_key(line.as_bytes(), &mut scratch)
                 } else {
                     canon.uri_key(line.as_bytes(), &mut scratch)
                 };
-                total += r.map_or(0, <[u8]>::len);
+                total += r.map_or(0, |k| k.len());
             }
             total
         };
@@ -191,6 +195,26 @@ fn bench(c: &mut Criterion) {
         g.bench_function("urikey-crawl-lenient", |b| {
             b.iter(|| black_box(run(&crawl_lenient, false)))
         });
+        // The compatibility presets (w3lib / surt keys, byte for byte).
+        for preset in [Compat::W3lib, Compat::IaSurt] {
+            g.bench_function(format!("compat-{preset}"), |b| {
+                let mut scratch = CompatScratch::default();
+                let mut key = Vec::new();
+                b.iter(|| {
+                    let mut total = 0usize;
+                    for line in &d.lines {
+                        key.clear();
+                        if preset
+                            .write_key(line.as_bytes(), &mut key, &mut scratch)
+                            .is_ok()
+                        {
+                            total += key.len();
+                        }
+                    }
+                    black_box(total)
+                })
+            });
+        }
         g.bench_function("fluent-uri", |b| {
             b.iter(|| {
                 let mut total = 0usize;

@@ -151,3 +151,116 @@ fn cli_per_line_commands_bound_line_length() {
         }
     }
 }
+
+// The compatibility presets through the commands. The presets' fidelity to
+// the reference libraries is tested against the real libraries (the
+// Python differential test and tests/compat.rs); here: the wiring.
+#[test]
+fn cli_compat_presets_key_normalize_and_dedup() {
+    urikey()
+        .args(["normalize", "--compat", "ia-surt"])
+        .write_stdin("http://www.Example.com/a?b=2&a=1#x\nhttps://example.com/a?a=1&b=2\n")
+        .assert()
+        .success()
+        .stdout("com,example)/a?a=1&b=2\ncom,example)/a?a=1&b=2\n");
+    // w3lib sorts the query and drops the fragment: the two lines merge.
+    urikey()
+        .args(["dedup", "--compat", "w3lib", "--emit", "original"])
+        .write_stdin("http://Example.com/do?c=1&b=2#f\nhttp://example.com/do?b=2&c=1\n")
+        .assert()
+        .success()
+        .stdout("http://Example.com/do?c=1&b=2#f\n");
+    urikey()
+        .args(["normalize", "--compat", "w3lib-keep-fragments"])
+        .write_stdin("http://Example.com/do?c=1&b=2#f\n")
+        .assert()
+        .success()
+        .stdout("http://example.com/do?b=2&c=1#f\n");
+}
+
+#[test]
+fn cli_compat_comes_alone_and_reports_reference_errors() {
+    for other in [
+        ["--profile", "crawl"],
+        ["--key", "surt"],
+        ["--with", "sort-query"],
+    ] {
+        urikey()
+            .args(["normalize", "--compat", "w3lib"])
+            .args(other)
+            .write_stdin("")
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("cannot be used with"));
+    }
+    urikey()
+        .args(["normalize", "--compat", "w3lib"])
+        .write_stdin("http://[::1/\n")
+        .assert()
+        .success()
+        .stdout("\n")
+        .stderr(predicate::str::contains("-:1: byte"));
+}
+
+#[test]
+fn cli_completions_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = urikey()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let script = String::from_utf8(out).expect("utf-8");
+        for word in ["dedup", "normalize", "duplicates", "stats-json"] {
+            assert!(script.contains(word), "{shell}: {word}");
+        }
+    }
+    // The bash script is valid bash (the others need their shells).
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    let path = dir.path().join("urikey.bash");
+    let out = urikey()
+        .args(["completions", "bash"])
+        .output()
+        .expect("runs");
+    std::fs::write(&path, out.stdout).expect("written");
+    if let Ok(status) = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .status()
+    {
+        assert!(status.success(), "bash -n accepts the script");
+    }
+    urikey().args(["completions", "tcsh"]).assert().code(2);
+}
+
+#[test]
+fn cli_man_pages() {
+    urikey()
+        .arg("man")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(".ie"))
+        .stdout(predicate::str::contains(".TH urikey 1"))
+        .stdout(predicate::str::contains("urikey\\-dedup(1)"))
+        .stdout(predicate::str::contains("130 interrupted"));
+    let dir = tempfile::TempDir::new().expect("temp dir");
+    urikey()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout("");
+    let dedup =
+        std::fs::read_to_string(dir.path().join("urikey-dedup.1")).expect("a page per command");
+    assert!(dedup.contains("\\-\\-duplicates"), "{dedup}");
+    for page in [
+        "urikey.1",
+        "urikey-normalize.1",
+        "urikey-parse.1",
+        "urikey-resolve.1",
+    ] {
+        assert!(dir.path().join(page).is_file(), "{page}");
+    }
+}

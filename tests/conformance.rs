@@ -4,12 +4,35 @@
 
 mod common;
 
-use common::{assert_no_failures, field, load, KnownDeviations};
+use common::{assert_no_failures, conformance_path, field, load, KnownDeviations};
 use urikey::uri::{pct, resolve, Components, UriRef};
+
+/// The other conformance tests (here and in tests/normalize.rs) pass
+/// without checking anything when the vectors are missing; this one makes
+/// that visible in the summary. It fails, naming the directory, unless the
+/// vectors are there or `URIKEY_ALLOW_MISSING_CONFORMANCE=1` asks to skip
+/// them knowingly.
+#[test]
+fn conformance_vectors_present() {
+    let dir = conformance_path();
+    if dir.join("parse.jsonl").is_file() {
+        return;
+    }
+    let allowed = std::env::var("URIKEY_ALLOW_MISSING_CONFORMANCE").is_ok_and(|v| v == "1");
+    let message = format!(
+        "the conformance vectors are missing ({} has no parse.jsonl): every conformance \
+         test was SKIPPED and checked nothing. Put the vectors there, point \
+         URIKEY_CONFORMANCE_DIR at them, or set URIKEY_ALLOW_MISSING_CONFORMANCE=1 to \
+         skip them knowingly.",
+        dir.display()
+    );
+    assert!(allowed, "{message}");
+    eprintln!("note: {message}");
+}
 
 #[test]
 fn conformance_fast_parser_agrees_with_precise_parser() {
-    use urikey::uri::__private::{parse_fast, parse_precise};
+    use urikey::uri::parsers::{parse_fast, parse_precise};
     for file in ["parse.jsonl", "invalid.jsonl"] {
         let Some(cases) = load(file) else { return };
         for case in &cases {

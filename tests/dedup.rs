@@ -12,8 +12,8 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use proptest::prelude::*;
 use tempfile::TempDir;
-use urikey::engine::{self, Config, Emit, Input, Output};
-use urikey::uri::key::{Canonicalizer, KeyFormat, KeyScratch};
+use urikey::engine::{self, Config, Emit, Input, InvalidLine, Select};
+use urikey::uri::key::{KeyScratch, Keyer};
 
 fn urikey() -> Command {
     Command::cargo_bin("urikey").expect("the binary is built")
@@ -564,7 +564,8 @@ fn dedup_full_disk_on_stdout() {
         .expect("fed");
     let out = child.wait_with_output().expect("runs");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write output"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("cannot write stdout: No space left on device"));
 }
 
 /// `-o` onto a device writes in place: renaming a temporary file over
@@ -703,9 +704,9 @@ const ALPHABET: &[&[u8]] = &[
 ];
 
 fn reference(
-    canon: &Canonicalizer,
+    canon: &Keyer,
     input: &[u8],
-    output: Output,
+    output: Select,
     emit: Emit,
     max_line: usize,
 ) -> (Vec<u8>, u64) {
@@ -735,13 +736,13 @@ fn reference(
         };
         let key = key.to_vec();
         let shown = match emit {
-            Emit::Canonical(_) => key.clone(),
+            Emit::Key => key.clone(),
             Emit::Original => line.to_vec(),
         };
         match index.get(&key) {
             Some(&i) => {
                 counts[i] += 1;
-                if output == Output::Duplicates {
+                if output == Select::Duplicates {
                     out.extend_from_slice(&shown);
                     out.push(b'\n');
                 }
@@ -749,7 +750,7 @@ fn reference(
             None => {
                 index.insert(key.clone(), order.len());
                 counts.push(1u64);
-                if output == Output::Unique {
+                if output == Select::Unique {
                     out.extend_from_slice(&shown);
                     out.push(b'\n');
                 }
@@ -757,7 +758,7 @@ fn reference(
             }
         }
     }
-    if output == Output::Counts {
+    if output == Select::Counts {
         for ((_, shown), c) in order.iter().zip(&counts) {
             out.extend_from_slice(format!("{c}\t").as_bytes());
             out.extend_from_slice(shown);
@@ -804,18 +805,18 @@ proptest! {
         threads in 1usize..=4,
         chunk_size in chunk_size_strategy(),
         stream in any::<bool>(),
-        output in prop_oneof![Just(Output::Unique), Just(Output::Duplicates), Just(Output::Counts)],
+        output in prop_oneof![Just(Select::Unique), Just(Select::Duplicates), Just(Select::Counts)],
         original in any::<bool>(),
         exact in any::<bool>(),
         max_line in prop_oneof![Just(1usize << 20), 4usize..40],
     ) {
-        let canon = Canonicalizer::default();
-        let emit = if original { Emit::Original } else { Emit::Canonical(KeyFormat::Uri) };
+        let canon = Keyer::default();
+        let emit = if original { Emit::Original } else { Emit::Key };
         let (want, want_invalid) = reference(&canon, &input, output, emit, max_line);
         let mut config = Config::new(canon);
         config.threads = threads;
         config.chunk_size = chunk_size;
-        config.output = output;
+        config.select = output;
         config.emit = emit;
         config.exact = exact;
         config.max_line_bytes = max_line;
@@ -827,7 +828,7 @@ proptest! {
         };
         let mut got = Vec::new();
         let mut reported = 0u64;
-        let stats = engine::run(&config, vec![source], &mut got, &mut |_| reported += 1)
+        let stats = engine::run(&config, vec![source], &mut got, &mut |_: &InvalidLine<'_>| reported += 1)
             .expect("in-memory runs cannot fail");
         prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
         prop_assert_eq!(stats.invalid, want_invalid);

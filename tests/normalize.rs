@@ -3,26 +3,28 @@
 
 mod common;
 
-use urikey::uri::key::{Canonicalizer, KeyScratch};
+use urikey::uri::key::{KeyError, KeyScratch, Keyer};
 use urikey::uri::normalize::{Flag, Flags, Normalizer, Profile};
 
 mod util {
     use super::*;
 
     /// The key through the full `uri_key` (fast path first).
-    pub fn key(c: &Canonicalizer, input: &[u8]) -> Result<Vec<u8>, urikey::uri::ParseError> {
+    pub fn key(c: &Keyer, input: &[u8]) -> Result<Vec<u8>, KeyError> {
         let mut scratch = KeyScratch::default();
-        c.uri_key(input, &mut scratch).map(<[u8]>::to_vec)
+        c.uri_key(input, &mut scratch).map(|k| k.to_vec())
     }
 
     /// The key through the slow path only.
-    pub fn slow_key(c: &Canonicalizer, input: &[u8]) -> Result<Vec<u8>, urikey::uri::ParseError> {
+    pub fn slow_key(c: &Keyer, input: &[u8]) -> Result<Vec<u8>, KeyError> {
         let mut scratch = KeyScratch::default();
-        c.uri_key_slow(input, &mut scratch).map(<[u8]>::to_vec)
+        c.general_tier_key(input, &mut scratch).map(|k| k.to_vec())
     }
 
+    /// The key of `input` through the general tier (parser and normalizer).
     pub fn norm(n: &Normalizer, input: &str) -> String {
-        n.normalize_str(input)
+        slow_key(&Keyer::new(n.clone()), input.as_bytes())
+            .map(|k| s(&k))
             .unwrap_or_else(|e| panic!("{input:?}: {e}"))
     }
 
@@ -51,7 +53,7 @@ mod conformance {
                 Some("scheme") => Profile::Rfc,
                 other => panic!("case {i}: unknown level {other:?}"),
             };
-            let c = Canonicalizer::new(Normalizer::profile(profile));
+            let c = Keyer::new(Normalizer::profile(profile));
             let fast = key(&c, input.as_bytes()).map(|k| s(&k));
             let slow = slow_key(&c, input.as_bytes()).map(|k| s(&k));
             assert_eq!(
@@ -685,7 +687,7 @@ mod props {
 
         #[test]
         fn fast_path_agrees_with_slow_path(u in uri_ref(), n in normalizers(), lenient in any::<bool>()) {
-            let c = Canonicalizer::new(n).with_lenient(lenient);
+            let c = Keyer::new(n).with_lenient(lenient);
             prop_assert_eq!(key(&c, u.as_bytes()), slow_key(&c, u.as_bytes()));
         }
 
@@ -694,7 +696,7 @@ mod props {
             u in "https?://[a-z0-9._~-]{0,12}(:[0-9]{0,4})?(/(\\.|\\.\\.|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-z0-9=&/?.]|%[0-9A-F]{2}){0,8})?(#[a-z0-9/?]{0,4})?",
             n in normalizers(),
         ) {
-            let c = Canonicalizer::new(n);
+            let c = Keyer::new(n);
             if let Ok(k) = slow_key(&c, u.as_bytes()) {
                 prop_assert_eq!(key(&c, u.as_bytes()), Ok(k), "{}", u);
             }
@@ -727,8 +729,8 @@ mod props {
 
         #[test]
         fn lenient_agrees_with_strict_on_valid_lines(u in uri_ref(), n in normalizers()) {
-            let strict = Canonicalizer::new(n.clone());
-            let lenient = Canonicalizer::new(n).with_lenient(true);
+            let strict = Keyer::new(n.clone());
+            let lenient = Keyer::new(n).with_lenient(true);
             prop_assert_eq!(key(&strict, u.as_bytes()), key(&lenient, u.as_bytes()));
         }
 
@@ -773,7 +775,7 @@ mod props {
             }
             if segs.is_empty() && next() & 1 == 1 { /* empty path means "/" */ } else if segs.is_empty() { spelled.push('/'); }
             if let Some(q) = &query { spelled.push('?'); spelled.push_str(&enc(q.split('=').next().unwrap_or(""), &mut next)); spelled.push_str(&q[q.split('=').next().unwrap_or("").len()..]); }
-            let c = Canonicalizer::default();
+            let c = Keyer::default();
             prop_assert_eq!(s(&key(&c, canonical.as_bytes()).unwrap()), canonical.clone());
             prop_assert_eq!(s(&key(&c, spelled.as_bytes()).unwrap()), canonical, "spelled {}", spelled);
         }
@@ -794,7 +796,7 @@ mod props {
                 if component == 2 && *p == Profile::Crawl {
                     continue; // the crawl profile drops fragments
                 }
-                let c = Canonicalizer::new(Normalizer::profile(*p));
+                let c = Keyer::new(Normalizer::profile(*p));
                 prop_assert_ne!(key(&c, make(&plain).as_bytes()).unwrap(), key(&c, make(&encoded).as_bytes()).unwrap());
             }
         }
@@ -815,8 +817,8 @@ mod props {
 
         #[test]
         fn dirty_lines_key_consistently(line in dirty_line(), n in normalizers()) {
-            let strict = Canonicalizer::new(n.clone());
-            let lenient = Canonicalizer::new(n).with_lenient(true);
+            let strict = Keyer::new(n.clone());
+            let lenient = Keyer::new(n).with_lenient(true);
             let strict_key = key(&strict, &line);
             prop_assert_eq!(&strict_key, &slow_key(&strict, &line));
             let lenient_key = key(&lenient, &line);
@@ -913,7 +915,7 @@ mod cli {
             .write_stdin(INPUT)
             .assert()
             .success()
-            .stdout("com,example)/a/b\na%20b)/\nhttps://(com,example)/?a=2&b=1\n");
+            .stdout("com,example)/a/b\na%20b)/\ncom,example)https:/?a=2&b=1\n");
         urikey()
             .args([
                 "normalize",
@@ -998,16 +1000,16 @@ mod fast_path {
     use super::*;
 
     /// The key, and whether it is (a prefix of) the input itself.
-    fn borrowed(c: &Canonicalizer, input: &str) -> (String, bool) {
+    fn borrowed(c: &Keyer, input: &str) -> (String, bool) {
         let mut scratch = KeyScratch::default();
         let key = c.uri_key(input.as_bytes(), &mut scratch).expect(input);
-        (s(key), key.as_ptr() == input.as_ptr())
+        (s(&key), key.as_ptr() == input.as_ptr())
     }
 
     #[test]
     fn canonical_lines_are_their_own_key() {
         for p in [Profile::Syntax, Profile::Rfc, Profile::Crawl, Profile::None] {
-            let c = Canonicalizer::new(Normalizer::profile(p));
+            let c = Keyer::new(Normalizer::profile(p));
             for u in [
                 "http://example.com/",
                 "https://www.example.com/a/b.html?x=1&y=%2F",
@@ -1023,7 +1025,7 @@ mod fast_path {
 
     #[test]
     fn a_removed_fragment_or_empty_query_leaves_a_prefix() {
-        let crawl = Canonicalizer::new(Normalizer::profile(Profile::Crawl));
+        let crawl = Keyer::new(Normalizer::profile(Profile::Crawl));
         for (u, want) in [
             ("http://a.com/x#f", "http://a.com/x"),
             ("http://a.com/x?q#f", "http://a.com/x?q"),
@@ -1038,7 +1040,7 @@ mod fast_path {
 
     #[test]
     fn changed_lines_are_written() {
-        let c = Canonicalizer::default();
+        let c = Keyer::default();
         for (u, want) in [
             ("HTTP://example.com/", "http://example.com/"),
             ("http://Example.com/", "http://example.com/"),
@@ -1072,15 +1074,15 @@ mod http_tier {
 
     /// The fast tier's key, `None` when it leaves the line to the general
     /// path.
-    fn http_key(c: &Canonicalizer, input: &[u8]) -> Option<Vec<u8>> {
+    fn http_key(c: &Keyer, input: &[u8]) -> Option<Vec<u8>> {
         let mut scratch = KeyScratch::default();
-        c.uri_key_http(input, &mut scratch).map(<[u8]>::to_vec)
+        c.one_pass_tier_key(input, &mut scratch).map(|k| k.to_vec())
     }
 
     /// Every path agrees on `input`: the fast tier (when it covers the line)
     /// with the CPU's scanner and with the portable one, the full `uri_key`
     /// and the general path.
-    fn check_all_paths(c: &Canonicalizer, input: &[u8]) -> Result<(), TestCaseError> {
+    fn check_all_paths(c: &Keyer, input: &[u8]) -> Result<(), TestCaseError> {
         let slow = slow_key(c, input);
         prop_assert_eq!(&key(c, input), &slow, "{:?}", s(input));
         let fast = http_key(c, input);
@@ -1094,7 +1096,7 @@ mod http_tier {
 
     #[test]
     fn covers_the_common_variants() {
-        let c = Canonicalizer::default();
+        let c = Keyer::default();
         for (input, want) in [
             ("HTTP://Example.COM/", "http://example.com/"),
             (
@@ -1153,7 +1155,7 @@ mod http_tier {
 
     #[test]
     fn leaves_the_rest_to_the_general_path() {
-        let c = Canonicalizer::default();
+        let c = Keyer::default();
         for input in [
             "http:/a.com/",
             "http:a.com",
@@ -1183,7 +1185,7 @@ mod http_tier {
         }
         // The crawl host rules: escapes (idna), number-like hosts
         // (ipv4-canonical) and trailing dots go to the general path.
-        let crawl = Canonicalizer::new(Normalizer::profile(Profile::Crawl));
+        let crawl = Keyer::new(Normalizer::profile(Profile::Crawl));
         for input in [
             "http://b%C3%BCcher.de/",
             "http://0x7f.1/",
@@ -1206,9 +1208,9 @@ mod http_tier {
             Some("http://[2001:db8::1]/")
         );
         // Opt-in flags turn the fast tier off; without flags it only checks.
-        let sort = Canonicalizer::new(Normalizer::default().with(Flag::SortQuery));
+        let sort = Keyer::new(Normalizer::default().with(Flag::SortQuery));
         assert_eq!(http_key(&sort, b"HTTP://a.com/"), None);
-        let none = Canonicalizer::new(Normalizer::profile(Profile::None));
+        let none = Keyer::new(Normalizer::profile(Profile::None));
         assert_eq!(
             http_key(&none, b"HTTP://A.com:80/%7e/./?#f"),
             Some(b"HTTP://A.com:80/%7e/./?#f".to_vec())
@@ -1232,7 +1234,7 @@ mod http_tier {
 
         #[test]
         fn agrees_on_generated_references(u in props::uri_ref(), n in props::normalizers(), lenient in any::<bool>()) {
-            let c = Canonicalizer::new(n).with_lenient(lenient);
+            let c = Keyer::new(n).with_lenient(lenient);
             check_all_paths(&c, u.as_bytes())?;
         }
 
@@ -1241,7 +1243,7 @@ mod http_tier {
             u in "([hH][tT][tT][pP][sS]?|[fF][tT][pP]|[wW][sS][sS]?)://(([a-zA-Z0-9._~!$&'()*+,;=:-]|%[0-9a-fA-F]{2}){0,6}@)?(([a-zA-Z0-9._~-]|%[0-9a-fA-F]{2}){0,12}|\\[(::|[0-9a-fA-F]{1,4}:|:[0-9a-fA-F]{1,4}|1\\.2\\.3\\.4|[vV]1\\.x){1,5}\\])(:0*(21|80|443|[0-9]{0,5}))?(/(\\.|\\.\\.|%2[eE]|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-zA-Z0-9=&/?.]|%[0-9a-fA-F]{2}){0,8})?(#([a-z0-9/?]|%[0-9a-fA-F]{2}){0,4})?",
             n in props::normalizers(),
         ) {
-            let c = Canonicalizer::new(n);
+            let c = Keyer::new(n);
             check_all_paths(&c, u.as_bytes())?;
         }
 
@@ -1250,7 +1252,7 @@ mod http_tier {
             u in "[hH][tT][tT][pP][sS]?://[a-zA-Z][a-zA-Z0-9-]{0,8}(\\.[a-zA-Z]{1,4}){0,2}(:0*(80|443|[0-9]{0,5}))?(/(\\.|\\.\\.|%2[eE]|[a-zA-Z0-9._~!$&'()*+,;=:@-]|%[0-9a-fA-F]{2}){0,6}){0,4}(\\?([a-zA-Z0-9=&/?.]|%[0-9a-fA-F]{2}){0,8})?(#([a-z0-9/?]|%[0-9a-fA-F]{2}){0,4})?",
         ) {
             for p in [Profile::Syntax, Profile::Rfc, Profile::Crawl] {
-                let c = Canonicalizer::new(Normalizer::profile(p));
+                let c = Keyer::new(Normalizer::profile(p));
                 let k = http_key(&c, u.as_bytes());
                 prop_assert!(k.is_some(), "{} not covered under {:?}", u, p);
                 prop_assert_eq!(k.map(Ok), Some(slow_key(&c, u.as_bytes())), "{}", u);
@@ -1266,7 +1268,7 @@ mod http_tier {
         ) {
             let mut input = head.as_bytes().to_vec();
             input.extend_from_slice(&tail);
-            let c = Canonicalizer::new(n).with_lenient(lenient);
+            let c = Keyer::new(n).with_lenient(lenient);
             check_all_paths(&c, &input)?;
         }
     }
@@ -1383,7 +1385,7 @@ mod crawl_canon {
                 continue;
             };
             row.1 += 1;
-            let c = Canonicalizer::new(n).with_lenient(true);
+            let c = Keyer::new(n).with_lenient(true);
             let input = case["input"].as_str().unwrap();
             let got = key(&c, input.as_bytes()).ok().map(|k| s(&k));
             assert_eq!(
@@ -1418,9 +1420,9 @@ mod crawl_canon {
 #[test]
 fn canonicalizer_is_shareable() {
     fn check<T: Send + Sync + Clone + std::fmt::Debug + Default>() {}
-    check::<Canonicalizer>();
+    check::<Keyer>();
     check::<Normalizer>();
-    let c = Canonicalizer::default();
+    let c = Keyer::default();
     assert_eq!(c.normalizer(), &Normalizer::profile(Profile::Rfc));
     assert!(!c.is_lenient());
 }

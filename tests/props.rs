@@ -291,7 +291,7 @@ fn cases() -> u32 {
 
 /// The fast parser, when it answers, agrees with the precise one.
 fn check_fast_agrees(bytes: &[u8]) -> Result<(), TestCaseError> {
-    use urikey::uri::__private::{parse_fast, parse_precise};
+    use urikey::uri::parsers::{parse_fast, parse_precise};
     if let Some(fast) = parse_fast(bytes) {
         prop_assert_eq!(
             Ok(fast),

@@ -11,7 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use urikey::uri::key::{write_key, Canonicalizer, KeyFormat, KeyScratch};
+use urikey::uri::key::{write_key, Keyer, KeyFormat, KeyScratch};
 use urikey::uri::normalize::{Flag, Flags, Normalizer};
 use urikey::uri::surt::parse_surt;
 
@@ -29,25 +29,25 @@ fuzz_target!(|data: &[u8]| {
     if flags.has(Flag::RemoveQueryParams) {
         normalizer = normalizer.remove_query_params(["utm_*", "ref"]);
     }
-    let strict = Canonicalizer::new(normalizer.clone());
-    let lenient = Canonicalizer::new(normalizer).with_lenient(true);
+    let strict = Keyer::new(normalizer.clone());
+    let lenient = Keyer::new(normalizer).with_lenient(true);
 
     let mut s1 = KeyScratch::default();
     let mut s2 = KeyScratch::default();
-    let fast = strict.uri_key(line, &mut s1).map(<[u8]>::to_vec);
-    let slow = strict.uri_key_slow(line, &mut s2).map(<[u8]>::to_vec);
+    let fast = strict.uri_key(line, &mut s1).map(|k| k.to_vec());
+    let slow = strict.general_tier_key(line, &mut s2).map(|k| k.to_vec());
     assert_eq!(fast, slow, "fast and slow paths disagree");
     let portable = strict.clone().with_portable_scan();
     assert_eq!(
-        portable.uri_key(line, &mut s2).map(<[u8]>::to_vec),
+        portable.uri_key(line, &mut s2).map(|k| k.to_vec()),
         fast,
         "the portable scanner disagrees"
     );
 
-    let lenient_key = lenient.uri_key(line, &mut s1).map(<[u8]>::to_vec);
+    let lenient_key = lenient.uri_key(line, &mut s1).map(|k| k.to_vec());
     assert_eq!(
         lenient_key,
-        lenient.uri_key_slow(line, &mut s2).map(<[u8]>::to_vec)
+        lenient.general_tier_key(line, &mut s2).map(|k| k.to_vec())
     );
     if let Err(e) = &lenient_key {
         assert!(
@@ -64,7 +64,7 @@ fuzz_target!(|data: &[u8]| {
     }
 
     for key in [fast.ok(), lenient_key.ok()].into_iter().flatten() {
-        let again = strict.uri_key(&key, &mut s1).map(<[u8]>::to_vec);
+        let again = strict.uri_key(&key, &mut s1).map(|k| k.to_vec());
         assert_eq!(again.as_ref(), Ok(&key), "not idempotent");
         let mut surt = Vec::new();
         write_key(&key, KeyFormat::Surt, &mut surt);

@@ -6,12 +6,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use urikey::uri::key::KeyConfig;
 
 use crate::batch::Batch;
 use crate::errors::invalid_uri;
 use crate::keys::{self, Keys};
-use crate::options::{names, Keying, Spec};
-use crate::seen::Seen;
+use crate::options::{self, Keying};
+use crate::seen;
 use crate::text;
 
 /// Turns URLs into canonical keys with one set of options.
@@ -65,46 +66,41 @@ pub fn fingerprint_one<'py>(k: &Keying, url: &Bound<'py, PyAny>) -> PyResult<Bou
 #[pymethods]
 impl PyCanonicalizer {
     #[new]
-    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri"))]
+    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri", compat = None))]
     fn new(
         profile: &str,
         enable: Option<&Bound<'_, PyAny>>,
         disable: Option<&Bound<'_, PyAny>>,
         lenient: bool,
         key: &str,
+        compat: Option<&str>,
     ) -> PyResult<Self> {
-        let spec = Spec {
-            profile: profile.to_owned(),
-            enable: names(enable)?,
-            disable: names(disable)?,
-            lenient,
-            key: key.to_owned(),
-        };
+        let config = options::config(profile, enable, disable, lenient, key, compat)?;
         Ok(Self {
-            keying: spec.build()?,
+            keying: options::build(config),
         })
     }
 
     fn __repr__(&self) -> String {
-        format!("urikey.Canonicalizer({})", self.keying.spec.repr())
+        format!("urikey.Canonicalizer({})", self.keying.repr(true))
     }
 
     /// The profile name.
     #[getter]
-    fn profile(&self) -> &str {
-        &self.keying.spec.profile
+    fn profile(&self) -> String {
+        self.keying.config.profile.to_string()
     }
 
     /// The key format (`uri`, `surt` or `hash`).
     #[getter]
-    fn key(&self) -> &str {
-        &self.keying.spec.key
+    fn key(&self) -> String {
+        self.keying.config.format.to_string()
     }
 
     /// Is lenient input on?
     #[getter]
     fn lenient(&self) -> bool {
-        self.keying.spec.lenient
+        self.keying.config.lenient
     }
 
     fn canonicalize<'py>(&self, url: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -155,7 +151,7 @@ impl PyCanonicalizer {
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
         let k = &*self.keying;
-        let mask = py.allow_threads(|| Seen::default().add(&keys::fingerprints(k, lines)));
+        let mask = py.allow_threads(|| seen::first_of_each_key(k, lines));
         batch.bools(py, &mask)
     }
 }
@@ -174,27 +170,26 @@ pub fn keying_for(
     disable: Option<&Bound<'_, PyAny>>,
     lenient: bool,
     key: &str,
+    compat: Option<&str>,
 ) -> PyResult<Arc<Keying>> {
-    if profile == "rfc" && enable.is_none() && disable.is_none() && !lenient && key == "uri" {
-        if let Some(k) = DEFAULT.get() {
-            return Ok(Arc::clone(k));
-        }
-        let k = Spec::default().build()?;
-        return Ok(Arc::clone(DEFAULT.get_or_init(|| k)));
+    if profile == "rfc"
+        && enable.is_none()
+        && disable.is_none()
+        && !lenient
+        && key == "uri"
+        && compat.is_none()
+    {
+        return Ok(Arc::clone(
+            DEFAULT.get_or_init(|| options::build(KeyConfig::default())),
+        ));
     }
-    let spec = Spec {
-        profile: profile.to_owned(),
-        enable: names(enable)?,
-        disable: names(disable)?,
-        lenient,
-        key: key.to_owned(),
-    };
+    let config = options::config(profile, enable, disable, lenient, key, compat)?;
     if let Ok(recent) = RECENT.lock() {
-        if let Some(k) = recent.iter().find(|k| k.spec == spec) {
+        if let Some(k) = recent.iter().find(|k| k.config == config) {
             return Ok(Arc::clone(k));
         }
     }
-    let k = spec.build()?;
+    let k = options::build(config);
     if let Ok(mut recent) = RECENT.lock() {
         if recent.len() >= RECENT_MAX {
             recent.remove(0);
@@ -206,7 +201,8 @@ pub fn keying_for(
 
 /// `urikey.canonicalize(url, profile="rfc", *, ...)`.
 #[pyfunction]
-#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri"))]
+#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri", compat = None))]
+#[allow(clippy::too_many_arguments)]
 pub fn canonicalize<'py>(
     url: &Bound<'py, PyAny>,
     profile: &str,
@@ -214,21 +210,23 @@ pub fn canonicalize<'py>(
     disable: Option<&Bound<'_, PyAny>>,
     lenient: bool,
     key: &str,
+    compat: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let k = keying_for(profile, enable, disable, lenient, key)?;
+    let k = keying_for(profile, enable, disable, lenient, key, compat)?;
     canonicalize_one(&k, url)
 }
 
 /// `urikey.fingerprint(url, profile="rfc", *, ...)`.
 #[pyfunction]
-#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false))]
+#[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, compat = None))]
 pub fn fingerprint<'py>(
     url: &Bound<'py, PyAny>,
     profile: &str,
     enable: Option<&Bound<'_, PyAny>>,
     disable: Option<&Bound<'_, PyAny>>,
     lenient: bool,
+    compat: Option<&str>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let k = keying_for(profile, enable, disable, lenient, "uri")?;
+    let k = keying_for(profile, enable, disable, lenient, "uri", compat)?;
     fingerprint_one(&k, url)
 }

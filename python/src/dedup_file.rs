@@ -3,132 +3,57 @@
 //!
 //! The engine runs on its own thread while the calling thread, GIL
 //! released, wakes every 100 ms to let Python check for signals. On an
-//! interrupt the output writer starts failing, which ends the run at its
-//! next write; the temporary output is removed and the exception raised.
-//! Output and rejects go to temporary files beside their targets and are
-//! renamed into place only when the run succeeds.
+//! interrupt the run's observer asks it to stop (the engine asks after each
+//! batch) and the call returns at once with the exception: a run waiting on
+//! an input that stays open (a pipe) winds down on its own later. Output and
+//! rejects are the engine's `OutputFile`s, renamed into place only when the
+//! run succeeds; on an interrupt this thread removes their temporary files
+//! itself, since the run may outlive the call.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Stats};
+use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Observer, OutputFile, Stats};
 
 use crate::errors::engine_error;
-use crate::options::{names, Spec};
+use crate::options;
 
 /// How often the waiting thread checks for signals.
 const POLL: Duration = Duration::from_millis(100);
 
-/// A file written under a temporary name and renamed into place by
-/// [`commit`](Self::commit); removed when dropped uncommitted.
-struct PendingFile {
-    tmp: PathBuf,
-    target: PathBuf,
-    committed: bool,
+/// How long an interrupted call waits for the run to stop before returning.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Hears the run: invalid lines go to the rejects file (the CLI's record
+/// format), and the stop flag is read after each batch.
+struct PyObserver {
+    rejects: Option<BufWriter<File>>,
+    error: Option<io::Error>,
+    stop: Arc<AtomicBool>,
 }
 
-impl PendingFile {
-    fn create(target: &Path) -> io::Result<(Self, File)> {
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let stem = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        for attempt in 0u32..100 {
-            let tmp = dir.join(format!(
-                ".{stem}.urikey-{}-{attempt}.tmp",
-                std::process::id()
-            ));
-            match File::options().write(true).create_new(true).open(&tmp) {
-                Ok(file) => {
-                    let pending = Self {
-                        tmp,
-                        target: target.to_owned(),
-                        committed: false,
-                    };
-                    return Ok((pending, file));
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
+impl Observer for PyObserver {
+    fn invalid(&mut self, line: &InvalidLine<'_>) {
+        if let (Some(w), None) = (&mut self.rejects, &self.error) {
+            if let Err(e) = line.write_record(w) {
+                self.error = Some(e);
             }
         }
-        Err(io::Error::other("cannot pick a temporary file name"))
     }
 
-    fn commit(mut self) -> io::Result<()> {
-        std::fs::rename(&self.tmp, &self.target)?;
-        self.committed = true;
-        Ok(())
+    fn should_stop(&mut self) -> bool {
+        self.stop.load(Ordering::Relaxed)
     }
 }
 
-impl Drop for PendingFile {
-    fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
-}
-
-/// The output file, failing every write once `stop` is set.
-struct Stoppable<'a> {
-    inner: BufWriter<File>,
-    stop: &'a AtomicBool,
-}
-
-impl Write for Stoppable<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if self.stop.load(Ordering::Relaxed) {
-            // Not `Interrupted`: `write_all` would retry that.
-            return Err(io::Error::other("interrupted"));
-        }
-        self.inner.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// Invalid lines into the rejects file, in the CLI's format
-/// (`source:line:byte:reason<TAB>line`).
-struct Rejects {
-    out: Option<BufWriter<File>>,
-    error: Option<io::Error>,
-}
-
-impl Rejects {
-    fn report(&mut self, inv: &InvalidLine<'_>) {
-        let (Some(w), None) = (&mut self.out, &self.error) else {
-            return;
-        };
-        let r = write!(
-            w,
-            "{}:{}:{}:{}\t",
-            inv.source,
-            inv.line,
-            inv.byte,
-            inv.problem.name()
-        )
-        .and_then(|()| w.write_all(inv.text))
-        .and_then(|()| w.write_all(b"\n"));
-        if let Err(e) = r {
-            self.error = Some(e);
-        }
-    }
-}
-
-fn paths(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Input>> {
+fn inputs_of(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Input>> {
     let list: Vec<PathBuf> = match inputs.extract::<PathBuf>() {
         Ok(p) => vec![p],
         Err(_) => inputs.extract()?,
@@ -145,6 +70,21 @@ fn paths(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Input>> {
         .collect())
 }
 
+/// This process's peak resident set size (`VmHWM`), where Linux reports it.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
+/// The statistics under the names of `urikey dedup --stats-json`.
 fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("lines", s.lines)?;
@@ -162,20 +102,32 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("wall_seconds", s.wall.as_secs_f64())?;
     d.set_item("mb_per_s", s.mb_per_s())?;
     d.set_item("urls_per_s", s.lines_per_s())?;
-    d.set_item("peak_rss_bytes", engine::peak_rss_bytes())?;
+    d.set_item("peak_rss_bytes", peak_rss_bytes())?;
     d.set_item("threads", s.threads)?;
     Ok(d)
 }
 
-fn io_err(what: &Path, e: io::Error) -> PyErr {
-    pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", what.display()))
+fn write_error(path: &Path, e: &io::Error) -> PyErr {
+    PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
+}
+
+fn create(path: &Path) -> PyResult<OutputFile> {
+    OutputFile::create(path).map_err(|e| write_error(path, &e))
+}
+
+/// What the run thread hands back.
+struct Finished {
+    result: Result<Stats, engine::Error>,
+    output: OutputFile,
+    rejects: Option<OutputFile>,
+    observer: PyObserver,
 }
 
 /// `urikey.dedup_file(...)`.
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
     lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
-    threads = 0, rejects = None))]
+    threads = 0, rejects = None, compat = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn dedup_file<'py>(
     py: Python<'py>,
@@ -191,18 +143,12 @@ pub fn dedup_file<'py>(
     delimiter: &str,
     threads: usize,
     rejects: Option<PathBuf>,
+    compat: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let keying = Spec {
-        profile: profile.to_owned(),
-        enable: names(enable)?,
-        disable: names(disable)?,
-        lenient,
-        key: key.to_owned(),
-    }
-    .build()?;
-    let mut config = Config::new(keying.canon.clone());
+    let key_config = options::config(profile, enable, disable, lenient, key, compat)?;
+    let mut config = Config::new(key_config.keyer());
     config.emit = match emit {
-        "canonical" => Emit::Canonical(keying.format),
+        "canonical" => Emit::Key,
         "original" => Emit::Original,
         other => {
             return Err(PyValueError::new_err(format!(
@@ -227,85 +173,86 @@ pub fn dedup_file<'py>(
         None => None,
     };
     config.threads = threads;
-    let inputs = paths(inputs)?;
+    let inputs = inputs_of(inputs)?;
 
-    let (pending_out, out_file) = PendingFile::create(&output).map_err(|e| io_err(&output, e))?;
-    let mut pending_rejects = None;
-    let mut report = Rejects {
-        out: None,
+    let mut out_file = create(&output)?;
+    let mut rejects_file = rejects.as_deref().map(create).transpose()?;
+    let temps: Vec<PathBuf> = [Some(&out_file), rejects_file.as_ref()]
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.temp_path().map(Path::to_owned))
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let observer = PyObserver {
+        rejects: match &rejects_file {
+            Some(f) => Some(BufWriter::with_capacity(
+                1 << 16,
+                f.try_clone().map_err(|e| write_error(&output, &e))?,
+            )),
+            None => None,
+        },
         error: None,
+        stop: Arc::clone(&stop),
     };
-    if let Some(path) = &rejects {
-        let (p, f) = PendingFile::create(path).map_err(|e| io_err(path, e))?;
-        pending_rejects = Some(p);
-        report.out = Some(BufWriter::with_capacity(1 << 16, f));
-    }
 
-    let stop = AtomicBool::new(false);
-    let mut out = Stoppable {
-        inner: BufWriter::with_capacity(1 << 20, out_file),
-        stop: &stop,
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("urikey-dedup".to_owned())
+        .spawn(move || {
+            let mut observer = observer;
+            let result = engine::run(&config, inputs, out_file.file(), &mut observer);
+            let _ = done_tx.send(Finished {
+                result,
+                output: out_file,
+                rejects: rejects_file.take(),
+                observer,
+            });
+        })
+        .map_err(|e| PyOSError::new_err(format!("cannot start the run: {e}")))?;
+
+    // A receiver is not `Sync`; the GIL-free waits borrow it through this.
+    let done_rx = Mutex::new(done_rx);
+    let wait = |timeout: Duration| match done_rx.lock() {
+        Ok(rx) => rx.recv_timeout(timeout),
+        Err(_) => Err(mpsc::RecvTimeoutError::Disconnected),
     };
-    let result = std::thread::scope(|scope| {
-        let (done_tx, done_rx) = mpsc::channel::<()>();
-        // A receiver is not `Sync`; the GIL-free waits borrow it through this.
-        let done_rx = std::sync::Mutex::new(done_rx);
-        let wait = |timeout: Option<Duration>| match done_rx.lock() {
-            Ok(rx) => match timeout {
-                Some(t) => rx.recv_timeout(t),
-                None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-            },
-            Err(_) => Err(mpsc::RecvTimeoutError::Disconnected),
-        };
-        let config = &config;
-        let (out, report) = (&mut out, &mut report);
-        let worker = scope.spawn(move || {
-            let r = engine::run(config, inputs, out, &mut |inv| report.report(inv))
-                .and_then(|stats| out.flush().map(|()| stats).map_err(engine::Error::Write));
-            let _ = done_tx.send(());
-            r
-        });
-        let mut interrupted = None;
-        loop {
-            match py.allow_threads(|| wait(Some(POLL))) {
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    if let Err(e) = py.check_signals() {
-                        stop.store(true, Ordering::Relaxed);
-                        interrupted = Some(e);
-                        // Wait for the run to see the flag, GIL released.
-                        let _ = py.allow_threads(|| wait(None));
-                        break;
+    let finished = loop {
+        match py.allow_threads(|| wait(POLL)) {
+            Ok(finished) => break finished,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(interrupt) = py.check_signals() {
+                    stop.store(true, Ordering::Relaxed);
+                    // A run that stops in time removes its files as it
+                    // drops them; otherwise they go now.
+                    if py.allow_threads(|| wait(STOP_GRACE)).is_err() {
+                        for temp in &temps {
+                            let _ = std::fs::remove_file(temp);
+                        }
                     }
+                    return Err(interrupt);
                 }
-                _ => break,
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err("the dedup run failed unexpectedly"))
             }
         }
-        let joined = py.allow_threads(|| worker.join());
-        (joined, interrupted)
-    });
-    let stats = match result {
-        (_, Some(interrupt)) => return Err(interrupt),
-        (Ok(Ok(stats)), None) => stats,
-        (Ok(Err(e)), None) => return Err(engine_error(&e)),
-        (Err(_), None) => {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "the dedup run failed unexpectedly",
-            ))
-        }
     };
-    if let Some(e) = report.error.take() {
-        let path = rejects.as_deref().unwrap_or(Path::new("rejects"));
-        return Err(io_err(path, e));
-    }
-    if let (Some(w), Some(p)) = (report.out.take(), pending_rejects) {
-        let path = p.target.clone();
+    let Finished {
+        result,
+        output: out_file,
+        rejects: rejects_file,
+        mut observer,
+    } = finished;
+    let stats = result.map_err(|e| engine_error(&e))?;
+    if let (Some(w), Some(f), Some(path)) = (observer.rejects.take(), rejects_file, &rejects) {
+        if let Some(e) = observer.error.take() {
+            return Err(write_error(path, &e));
+        }
         w.into_inner()
             .map_err(|e| e.into_error())
-            .and_then(|f| f.sync_data())
-            .and_then(|()| p.commit())
-            .map_err(|e| io_err(&path, e))?;
+            .and_then(|_| f.commit())
+            .map_err(|e| write_error(path, &e))?;
     }
-    drop(out);
-    pending_out.commit().map_err(|e| io_err(&output, e))?;
+    out_file.commit().map_err(|e| write_error(&output, &e))?;
     stats_dict(py, &stats)
 }

@@ -1,22 +1,23 @@
-//! `urikey.Deduplicator`: a seen-set fed batch after batch.
+//! `urikey.Deduplicator`: the engine's streaming seen-set, fed batch after
+//! batch.
 
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use urikey::engine::SeenSet;
 
 use crate::batch::Batch;
-use crate::keys;
-use crate::options::{names, Keying, Spec};
-use crate::seen::Seen;
+use crate::options::{self, Keying};
+use crate::seen;
 
-/// Remembers the fingerprint of every key it was given.
+/// Remembers the key of every line it was given.
 #[pyclass(frozen, module = "urikey", name = "Deduplicator")]
 pub struct PyDeduplicator {
     keying: Arc<Keying>,
     // Locked with the GIL released: a call from another thread waits here
     // rather than interleaving its batch with ours.
-    seen: Mutex<Seen>,
+    seen: Mutex<SeenSet>,
 }
 
 fn poisoned() -> PyErr {
@@ -26,31 +27,26 @@ fn poisoned() -> PyErr {
 #[pymethods]
 impl PyDeduplicator {
     #[new]
-    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false))]
+    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false, compat = None))]
     fn new(
         profile: &str,
         enable: Option<&Bound<'_, PyAny>>,
         disable: Option<&Bound<'_, PyAny>>,
         lenient: bool,
+        compat: Option<&str>,
     ) -> PyResult<Self> {
-        let spec = Spec {
-            profile: profile.to_owned(),
-            enable: names(enable)?,
-            disable: names(disable)?,
-            lenient,
-            key: "uri".to_owned(),
-        };
-        Ok(Self {
-            keying: spec.build()?,
-            seen: Mutex::new(Seen::default()),
-        })
+        let keying = options::build(options::config(
+            profile, enable, disable, lenient, "uri", compat,
+        )?);
+        let seen = Mutex::new(SeenSet::new(keying.keyer.clone()));
+        Ok(Self { keying, seen })
     }
 
     fn __repr__(&self) -> PyResult<String> {
         let n = self.seen.lock().map_err(|_| poisoned())?.len();
         Ok(format!(
             "urikey.Deduplicator({}) with {n} keys",
-            self.keying.spec.repr()
+            self.keying.repr(false)
         ))
     }
 
@@ -59,13 +55,13 @@ impl PyDeduplicator {
     fn add<'py>(&self, py: Python<'py>, urls: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
-        let k = &*self.keying;
-        let seen = &self.seen;
+        let set = &self.seen;
         let mask = py.allow_threads(|| {
-            let fps = keys::fingerprints(k, lines);
-            seen.lock().map(|mut s| s.add(&fps)).map_err(drop)
+            set.lock()
+                .map(|mut s| seen::add(&mut s, lines))
+                .map_err(drop)
         });
-        batch.bools(py, &mask.map_err(|_| poisoned())?)
+        batch.bools(py, &mask.map_err(|()| poisoned())?)
     }
 
     fn __len__(&self) -> PyResult<usize> {

@@ -6,6 +6,7 @@ use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::PyType;
+use urikey::uri::key::KeyError;
 use urikey::uri::ParseError;
 
 static INVALID_URI: GILOnceCell<Py<PyType>> = GILOnceCell::new();
@@ -13,12 +14,17 @@ static INVALID_URI: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 /// `InvalidURIError(message, index, reason, position)`: `index` is the byte
 /// offset in the UTF-8 input, `reason` the error's kebab-case name and
 /// `position` the line's place in a batch (`None` for one URL).
-pub fn invalid_uri(py: Python<'_>, err: &ParseError, position: Option<usize>) -> PyErr {
+pub fn invalid_uri(py: Python<'_>, err: &KeyError, position: Option<usize>) -> PyErr {
     let message = match position {
         Some(p) => format!("invalid URI at position {p} of the batch: {err}"),
         None => format!("invalid URI: {err}"),
     };
-    invalid_uri_parts(py, message, err.index(), err.kind().name(), position)
+    invalid_uri_parts(py, message, err.index(), err.reason(), position)
+}
+
+/// [`invalid_uri`] for a parse error (`parse`, `resolve`).
+pub fn invalid_parse(py: Python<'_>, err: &ParseError) -> PyErr {
+    invalid_uri(py, &KeyError::from(*err), None)
 }
 
 /// [`invalid_uri`] from its parts.

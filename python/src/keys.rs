@@ -10,8 +10,7 @@
 use std::cell::RefCell;
 
 use rayon::prelude::*;
-use urikey::uri::key::{fingerprint, KeyFormat, KeyScratch};
-use urikey::uri::ParseError;
+use urikey::uri::key::{Key, KeyError, KeyScratch};
 
 use crate::options::Keying;
 
@@ -67,15 +66,11 @@ pub fn key_into(
     input: &[u8],
     scratch: &mut KeyScratch,
     out: &mut Vec<u8>,
-) -> Result<bool, ParseError> {
-    let key = k.canon.uri_key(input, scratch)?;
-    if k.format == KeyFormat::Uri {
-        if key.len() == input.len() && key.as_ptr() == input.as_ptr() {
-            return Ok(true);
-        }
-        out.extend_from_slice(key);
-    } else {
-        k.canon.write_key(key, k.format, out);
+) -> Result<bool, KeyError> {
+    match k.keyer.key(input, scratch)? {
+        // A prefix of the input (a dropped fragment) is not the input.
+        Key::Input(key) if key.len() == input.len() => return Ok(true),
+        key => out.extend_from_slice(key.as_bytes()),
     }
     Ok(false)
 }
@@ -87,8 +82,8 @@ pub fn fingerprint_of(
     k: &Keying,
     input: &[u8],
     scratch: &mut KeyScratch,
-) -> Result<u128, ParseError> {
-    k.canon.uri_key(input, scratch).map(fingerprint)
+) -> Result<u128, KeyError> {
+    k.keyer.fingerprint(input, scratch)
 }
 
 /// What became of one line of a batch.
@@ -101,7 +96,7 @@ pub enum Slot {
     /// The key is `arena[start..end]` of its run.
     Key { start: usize, end: usize },
     /// The line is not a valid URI-reference.
-    Invalid(ParseError),
+    Invalid(KeyError),
 }
 
 /// The keys of one run of lines.
@@ -117,7 +112,7 @@ pub enum KeyRef<'a> {
     Null,
     Same,
     Key(&'a [u8]),
-    Invalid(ParseError),
+    Invalid(KeyError),
 }
 
 /// The keys of a whole batch, in line order.
@@ -171,7 +166,7 @@ impl Keys {
     }
 
     /// The first invalid line: its position in the batch and its error.
-    pub fn first_invalid(&self) -> Option<(usize, ParseError)> {
+    pub fn first_invalid(&self) -> Option<(usize, KeyError)> {
         self.iter().enumerate().find_map(|(i, k)| match k {
             KeyRef::Invalid(e) => Some((i, e)),
             _ => None,

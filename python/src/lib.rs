@@ -1,15 +1,15 @@
 //! The `urikey._urikey` extension module: Python bindings of the urikey
 //! library and engine. The Python package (`urikey/`) re-exports it.
 //!
-//! * [`options`]: profile, flags, lenient and key format into a canonicalizer
-//! * [`text`]: Python `str` to UTF-8 bytes
-//! * [`keys`]: keys and fingerprints of many lines on all cores
-//! * [`batch`]: a batch call's input (list or Arrow) and results
-//! * [`arrow`]: the Arrow C data interface
-//! * [`seen`]: the fingerprint set behind `unique_mask` and `Deduplicator`
-//! * [`canonicalizer`], [`deduplicator`], [`uri`], [`dedup_file`]: the
+//! * `options`: profile, flags, lenient and key format into a canonicalizer
+//! * `text`: Python `str` to UTF-8 bytes
+//! * `keys`: keys and fingerprints of many lines on all cores
+//! * `batch`: a batch call's input (list or Arrow) and results
+//! * `arrow`: the Arrow C data interface
+//! * `seen`: the fingerprint set behind `unique_mask` and `Deduplicator`
+//! * `canonicalizer`, `deduplicator`, `uri`, `dedup_file`: the
 //!   Python-facing calls
-//! * [`errors`]: Python exceptions
+//! * `errors`: Python exceptions
 
 mod arrow;
 mod batch;

@@ -1,155 +1,104 @@
 //! The keying options every entry point takes (`profile`, `enable`,
-//! `disable`, `lenient`, `key`), turned into the library's canonicalizer.
+//! `disable`, `lenient`, `key`) as the library's [`KeyConfig`], and the
+//! [`Keyer`] it builds. Names and flag lists parse exactly as on the command
+//! line (`--with sort-query,remove-query-params=utm_*;ref`).
 //!
-//! This is the only file that knows how the library spells its settings;
-//! the flag grammar is the CLI's (`--with`/`--without`), so names and
-//! `remove-query-params=utm_*;ref` read the same in both places.
+//! `compat="w3lib"` selects a compatibility preset instead; it comes alone
+//! (no other option may differ from its default).
 
 use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use urikey::uri::key::{Canonicalizer, KeyFormat};
-use urikey::uri::normalize::{Flag, Normalizer, Profile};
+use urikey::uri::compat::UnknownCompat;
+use urikey::uri::key::{ConfigError, FlagList, KeyConfig, Keyer};
 
-/// A canonicalizer and the format its keys are written in: what one set of
-/// options means. Cheap to share between threads.
+/// A keyer and the configuration it was built from. Cheap to share between
+/// threads.
 #[derive(Clone, Debug)]
 pub struct Keying {
-    pub canon: Canonicalizer,
-    pub format: KeyFormat,
-    /// The options as given, for `repr()`.
-    pub spec: Spec,
+    pub keyer: Keyer,
+    pub config: KeyConfig,
 }
 
-/// The options as the caller wrote them.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Spec {
-    pub profile: String,
-    pub enable: Vec<String>,
-    pub disable: Vec<String>,
-    pub lenient: bool,
-    pub key: String,
+fn value_error(e: ConfigError) -> PyErr {
+    PyValueError::new_err(e.to_string())
 }
 
-impl Default for Spec {
-    fn default() -> Self {
-        Self {
-            profile: "rfc".to_owned(),
-            enable: Vec::new(),
-            disable: Vec::new(),
-            lenient: false,
-            key: "uri".to_owned(),
-        }
-    }
-}
-
-/// `enable`/`disable`: one name, or any iterable of names. Each item may hold
-/// several comma-separated flags, as on the command line.
-pub fn names(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+/// `enable`/`disable`: one string or any iterable of strings, each a
+/// comma-separated flag list.
+fn flag_list(obj: Option<&Bound<'_, PyAny>>) -> PyResult<FlagList> {
+    let mut list = FlagList::default();
     let Some(obj) = obj else {
-        return Ok(Vec::new());
+        return Ok(list);
     };
     if let Ok(s) = obj.extract::<String>() {
-        return Ok(vec![s]);
+        return s.parse().map_err(value_error);
     }
-    let mut out = Vec::new();
     for item in obj.try_iter()? {
-        out.push(item?.extract::<String>()?);
+        let item: String = item?.extract()?;
+        list.extend(item.parse().map_err(value_error)?);
     }
-    Ok(out)
+    Ok(list)
 }
 
-fn flag(name: &str) -> PyResult<Flag> {
-    Flag::from_name(name).ok_or_else(|| {
-        let valid: Vec<&str> = Flag::ALL.iter().map(|f| f.name()).collect();
-        PyValueError::new_err(format!(
-            "unknown normalization flag {name:?}; valid flags: {}",
-            valid.join(", ")
-        ))
+/// The configuration of the Python arguments.
+pub fn config(
+    profile: &str,
+    enable: Option<&Bound<'_, PyAny>>,
+    disable: Option<&Bound<'_, PyAny>>,
+    lenient: bool,
+    key: &str,
+    compat: Option<&str>,
+) -> PyResult<KeyConfig> {
+    let config = KeyConfig {
+        profile: profile.parse().map_err(value_error)?,
+        enable: flag_list(enable)?,
+        disable: flag_list(disable)?,
+        lenient,
+        format: key.parse().map_err(value_error)?,
+        compat: compat
+            .map(|name| {
+                name.parse()
+                    .map_err(|e: UnknownCompat| PyValueError::new_err(e.to_string()))
+            })
+            .transpose()?,
+    };
+    config.validate().map_err(value_error)?;
+    Ok(config)
+}
+
+/// The keyer of a configuration.
+pub fn build(config: KeyConfig) -> Arc<Keying> {
+    Arc::new(Keying {
+        keyer: config.keyer(),
+        config,
     })
 }
 
-fn items(lists: &[String]) -> impl Iterator<Item = &str> {
-    lists
-        .iter()
-        .flat_map(|l| l.split(','))
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-}
-
-impl Spec {
-    /// The normalizer these options describe (the CLI's rules: profile,
-    /// then every enabled flag, then every disabled one).
-    fn normalizer(&self) -> PyResult<Normalizer> {
-        let profile = Profile::from_name(&self.profile).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "unknown profile {:?}; valid profiles: none, syntax, rfc, crawl",
-                self.profile
-            ))
-        })?;
-        let mut n = Normalizer::profile(profile);
-        for item in items(&self.enable) {
-            if let Some((name, value)) = item.split_once('=') {
-                if flag(name)? != Flag::RemoveQueryParams {
-                    return Err(PyValueError::new_err(format!(
-                        "flag {name:?} takes no value"
-                    )));
-                }
-                n = n.remove_query_params(value.split(';').filter(|s| !s.is_empty()));
-            } else {
-                let f = flag(item)?;
-                if f == Flag::RemoveQueryParams {
-                    return Err(PyValueError::new_err(
-                        "remove-query-params needs a list: remove-query-params=utm_*;ref",
-                    ));
-                }
-                n = n.with(f);
-            }
+impl Keying {
+    /// `profile='rfc', enable=[...], ...` as the Python call spells it.
+    pub fn repr(&self, with_key: bool) -> String {
+        let c = &self.config;
+        if let Some(preset) = c.compat {
+            return format!("compat='{preset}'");
         }
-        for item in items(&self.disable) {
-            n = n.without(flag(item)?);
+        let mut s = format!("profile='{}'", c.profile);
+        let list = |l: &FlagList| {
+            let items: Vec<String> = l.0.iter().map(|f| format!("'{f}'")).collect();
+            format!("[{}]", items.join(", "))
+        };
+        if !c.enable.is_empty() {
+            s.push_str(&format!(", enable={}", list(&c.enable)));
         }
-        Ok(n)
-    }
-
-    fn format(&self) -> PyResult<KeyFormat> {
-        Ok(match self.key.as_str() {
-            "uri" => KeyFormat::Uri,
-            "surt" => KeyFormat::Surt,
-            "hash" => KeyFormat::Hash,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown key format {other:?}; valid formats: uri, surt, hash"
-                )))
-            }
-        })
-    }
-
-    /// Checks the options and builds what they describe.
-    pub fn build(self) -> PyResult<Arc<Keying>> {
-        let canon = Canonicalizer::new(self.normalizer()?).with_lenient(self.lenient);
-        Ok(Arc::new(Keying {
-            canon,
-            format: self.format()?,
-            spec: self,
-        }))
-    }
-
-    /// `profile='rfc', enable=[...], ...` as a Python call would spell it.
-    pub fn repr(&self) -> String {
-        let mut s = format!("profile={:?}", self.profile);
-        if !self.enable.is_empty() {
-            s.push_str(&format!(", enable={:?}", self.enable));
+        if !c.disable.is_empty() {
+            s.push_str(&format!(", disable={}", list(&c.disable)));
         }
-        if !self.disable.is_empty() {
-            s.push_str(&format!(", disable={:?}", self.disable));
-        }
-        if self.lenient {
+        if c.lenient {
             s.push_str(", lenient=True");
         }
-        if self.key != "uri" {
-            s.push_str(&format!(", key={:?}", self.key));
+        if with_key && c.format.to_string() != "uri" {
+            s.push_str(&format!(", key='{}'", c.format));
         }
         s
     }

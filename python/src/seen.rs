@@ -1,37 +1,20 @@
-//! "Seen before?" over fingerprints: the engine's fingerprint table, so a
-//! `Deduplicator` holds a key in the same 23 to 34 bytes the CLI's seen-set
-//! does, with the same collision bound.
+//! "Seen before?" over keys: the engine's streaming seen-set, so a
+//! `Deduplicator` keeps a key in the same fingerprint table as the CLI's
+//! `dedup` (23 to 34 bytes per key) with the same collision bound.
 
-use urikey::engine::fpset::FingerprintTable;
+use urikey::engine::{SeenSet, Verdict};
 
-/// A growing set of fingerprints.
-#[derive(Debug, Default)]
-pub struct Seen {
-    table: FingerprintTable<false>,
+use crate::keys::Line;
+use crate::options::Keying;
+
+/// Adds `lines` to `set`: true at each line whose key was not in the set
+/// (the first line of its key), false for duplicates, invalid lines and
+/// `None`.
+pub fn add(set: &mut SeenSet, lines: &[Line<'_>]) -> Vec<bool> {
+    set.add(lines).into_iter().map(Verdict::is_new).collect()
 }
 
-impl Seen {
-    /// Inserts every present fingerprint in order; the mask is true where a
-    /// fingerprint was not in the set before (the first line of its key),
-    /// false for duplicates and for `None` (missing or invalid lines).
-    pub fn add(&mut self, fps: &[Option<u128>]) -> Vec<bool> {
-        let present: Vec<u128> = fps.iter().flatten().copied().collect();
-        let mut fresh = Vec::with_capacity(present.len());
-        self.table
-            .insert_all(&present, |fp| *fp, |_, ins| fresh.push(ins.is_new()));
-        let mut fresh = fresh.into_iter();
-        fps.iter()
-            .map(|fp| fp.is_some() && fresh.next().unwrap_or(false))
-            .collect()
-    }
-
-    /// Distinct fingerprints held.
-    pub fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    /// Heap bytes held by the set.
-    pub fn heap_bytes(&self) -> usize {
-        self.table.heap_bytes()
-    }
+/// [`add`] on a new set: the first line of each key within one batch.
+pub fn first_of_each_key(k: &Keying, lines: &[Line<'_>]) -> Vec<bool> {
+    add(&mut SeenSet::new(k.keyer.clone()), lines)
 }

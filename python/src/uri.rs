@@ -4,7 +4,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use urikey::uri::{Resolver, UriRef};
 
-use crate::errors::invalid_uri;
+use crate::errors::invalid_parse;
 use crate::text;
 
 /// A parsed URI-reference: its raw components, exactly as written.
@@ -31,7 +31,7 @@ pub struct PyUri {
 }
 
 fn parse_ref<'a>(py: Python<'_>, bytes: &'a [u8]) -> PyResult<UriRef<'a>> {
-    UriRef::parse_bytes(bytes).map_err(|e| invalid_uri(py, &e, None))
+    UriRef::parse_bytes(bytes).map_err(|e| invalid_parse(py, &e))
 }
 
 #[pymethods]

@@ -16,14 +16,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import urikey
 from conftest import ROOT, SAMPLE, sample_lines
+
+import urikey
 
 
 def _need(reason: str) -> None:
     if os.environ.get("URIKEY_REQUIRE_SPARK"):
         pytest.fail(f"{reason} (required because URIKEY_REQUIRE_SPARK is set)")
-    pytest.skip(reason)
+    pytest.skip(reason, allow_module_level=True)
 
 
 try:
@@ -36,6 +37,7 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 import pyarrow as pa  # noqa: E402
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
+
 from urikey import spark as uks  # noqa: E402
 
 # Enough partitions to split keys across tasks, few enough to start fast.

@@ -10,6 +10,7 @@ __version__: str
 
 Profile = Literal["none", "syntax", "rfc", "crawl"]
 KeyFormat = Literal["uri", "surt", "hash"]
+Compat = Literal["w3lib", "w3lib-keep-fragments", "ia-surt"]
 Flags = str | Iterable[str]
 StrPath = str | os.PathLike[str]
 
@@ -33,6 +34,7 @@ class Canonicalizer:
         disable: Flags | None = (),
         lenient: bool = False,
         key: KeyFormat | str = "uri",
+        compat: Compat | str | None = None,
     ) -> None: ...
     @property
     def profile(self) -> str: ...
@@ -69,6 +71,7 @@ class Deduplicator:
         enable: Flags | None = (),
         disable: Flags | None = (),
         lenient: bool = False,
+        compat: Compat | str | None = None,
     ) -> None: ...
     @overload
     def add(self, urls: ArrowLike) -> Any: ...
@@ -127,6 +130,7 @@ def canonicalize(
     disable: Flags | None = (),
     lenient: bool = False,
     key: KeyFormat | str = "uri",
+    compat: Compat | str | None = None,
 ) -> str: ...
 def fingerprint(
     url: str,
@@ -135,6 +139,7 @@ def fingerprint(
     enable: Flags | None = (),
     disable: Flags | None = (),
     lenient: bool = False,
+    compat: Compat | str | None = None,
 ) -> bytes: ...
 def parse(url: str) -> URI: ...
 def resolve(base: str, reference: str, *, strict: bool = True) -> str: ...
@@ -152,4 +157,5 @@ def dedup_file(
     delimiter: str = "\t",
     threads: int = 0,
     rejects: StrPath | None = None,
+    compat: Compat | str | None = None,
 ) -> DedupStats: ...

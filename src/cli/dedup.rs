@@ -1,18 +1,19 @@
 //! `urikey dedup`: the first line of every canonical key, in input order.
 
-use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use anyhow::Context;
-use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Output, Stats};
+use anyhow::{bail, Context};
+use urikey::engine::{self, Config, Emit, Field, InvalidLine, Observer, Progress, Select, Stats};
 
+use super::lines::inputs;
 use super::normalize_opts::NormalizeOpts;
+use super::output::{self, one_stdout, write_whole, Cleanup, Sink};
+use super::progress::{self, ProgressBar};
+use super::report::{say, say_raw, Reporter};
+use super::rss::peak_rss_bytes;
 use super::Exit;
-
-/// How many invalid lines are reported on stderr before only counting.
-const MAX_REPORTED: u64 = 20;
 
 /// What `--emit` prints.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +22,16 @@ pub enum EmitArg {
     Canonical,
     /// The first-seen line as it was (without a trailing CR).
     Original,
+}
+
+/// Which duplicates `--duplicates` prints.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DuplicatesArg {
+    /// Every line whose key was seen before, in input order.
+    All,
+    /// The first-seen line of every key that occurs more than once, in
+    /// first-seen order.
+    First,
 }
 
 /// Arguments of `urikey dedup`.
@@ -38,19 +49,29 @@ pub struct DedupArgs {
     pub emit: EmitArg,
 
     /// Take the URL from column N (1-based) and print whole lines.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_field)]
     pub field: Option<u64>,
 
     /// Column separator for --field: one byte (`\t` and `tab` mean TAB).
     #[arg(long, value_name = "C", default_value = "\t", value_parser = parse_delimiter)]
     pub delimiter: u8,
 
-    /// Print only the lines whose key was seen before.
-    #[arg(long, conflicts_with = "count")]
-    pub duplicates: bool,
+    /// Print only duplicates: `all` (the default) every line whose key was
+    /// seen before; `first` one line per duplicated key, the first-seen
+    /// one (output comes at the end, like --count).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHICH",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "all"
+    )]
+    pub duplicates: Option<DuplicatesArg>,
 
-    /// Prefix each unique line with its number of occurrences and a TAB
-    /// (output comes at the end; memory holds every unique line).
+    /// Prefix each printed line with its key's number of occurrences and a
+    /// TAB (output comes at the end; memory holds every unique line). With
+    /// --duplicates=first: only keys seen twice or more.
     #[arg(long)]
     pub count: bool,
 
@@ -59,12 +80,14 @@ pub struct DedupArgs {
     #[arg(long)]
     pub exact: bool,
 
-    /// Write to FILE (via a temporary file renamed on success).
+    /// Write to FILE (via a temporary file renamed on success; `-`:
+    /// stdout).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     /// Write every invalid line to FILE as `path:line:byte:reason<TAB>line`
-    /// (lines longer than --max-line-bytes are cut to that length).
+    /// (lines longer than --max-line-bytes are cut to that length; `-`:
+    /// stdout).
     #[arg(long, value_name = "FILE")]
     pub rejects: Option<PathBuf>,
 
@@ -72,7 +95,7 @@ pub struct DedupArgs {
     #[arg(long)]
     pub stats: bool,
 
-    /// Write the run's statistics as JSON to FILE.
+    /// Write the run's statistics as JSON to FILE (`-`: stdout).
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
 
@@ -80,9 +103,14 @@ pub struct DedupArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
 
-    /// Show a progress bar on stderr (default: when stderr is a terminal).
+    /// Show a progress bar on stderr (default: when stderr is a terminal);
+    /// when stderr is not a terminal, print a progress line every 5 s.
     #[arg(long, overrides_with = "no_progress")]
     pub progress: bool,
+
+    /// Seconds between two plain progress lines (testing).
+    #[arg(long, value_name = "SECS", default_value_t = progress::PLAIN_INTERVAL.as_secs_f64(), hide = true)]
+    pub progress_interval: f64,
 
     /// Never show a progress bar.
     #[arg(long, overrides_with = "progress")]
@@ -113,256 +141,216 @@ fn parse_delimiter(s: &str) -> Result<u8, String> {
     }
 }
 
-/// An output file. A regular file (or a new one) is written under a
-/// temporary name in the same directory and renamed on success; it is
-/// removed on failure, on drop, and on Ctrl-C. A target that exists and is
-/// not a regular file (`/dev/null`, a named pipe, a terminal) is written in
-/// place: renaming over it would replace the device or pipe itself.
-enum AtomicOutput {
-    Temporary {
-        tmp: tempfile::NamedTempFile,
-        target: PathBuf,
-    },
-    InPlace(File),
+fn parse_field(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(0) => Err("fields count from 1 (the first column is 1)".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("not a column number: {s:?}")),
+    }
 }
 
-impl AtomicOutput {
-    fn create(target: &Path, cleanup: &Cleanup) -> anyhow::Result<Self> {
-        match std::fs::metadata(target) {
-            Ok(m) if m.is_dir() => {
-                anyhow::bail!("cannot write {}: it is a directory", target.display())
-            }
-            Ok(m) if !m.is_file() => {
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(target)
-                    .with_context(|| format!("cannot open {}", target.display()))?;
-                return Ok(Self::InPlace(file));
-            }
-            _ => {}
+/// What the command line does with the engine's reports.
+struct CliObserver {
+    reporter: Reporter,
+    bar: ProgressBar,
+}
+
+impl Observer for CliObserver {
+    fn invalid(&mut self, line: &InvalidLine<'_>) {
+        self.reporter.report(line);
+    }
+
+    fn progress(&mut self, progress: &Progress) {
+        self.bar.update(progress);
+    }
+
+    fn should_stop(&mut self) -> bool {
+        output::interrupted()
+    }
+}
+
+/// Keeps the lines of the counts output whose count is 2 or more, with or
+/// without the count: `--duplicates=first`.
+struct FirstDuplicates<'a> {
+    inner: &'a mut (dyn Write + Send),
+    keep_count: bool,
+    /// The start of a line not yet complete.
+    partial: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl<'a> FirstDuplicates<'a> {
+    fn new(inner: &'a mut (dyn Write + Send), keep_count: bool) -> Self {
+        Self {
+            inner,
+            keep_count,
+            partial: Vec::new(),
+            out: Vec::new(),
         }
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+    }
+
+    /// One `count<TAB>line` record, without its newline.
+    fn line(&mut self, record: &[u8]) {
+        let Some(tab) = memchr::memchr(b'\t', record) else {
+            return;
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".urikey-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot create {}", target.display()))?;
-        cleanup.add(tmp.path());
-        Ok(Self::Temporary {
-            tmp,
-            target: target.to_owned(),
-        })
-    }
-
-    fn file(&mut self) -> &mut File {
-        match self {
-            Self::Temporary { tmp, .. } => tmp.as_file_mut(),
-            Self::InPlace(file) => file,
+        let count = &record[..tab];
+        // The engine writes counts in decimal without leading zeros.
+        if count.len() == 1 && count[0] < b'2' {
+            return;
         }
-    }
-
-    /// A second handle on the same file, for a separate buffered writer.
-    fn reopen(&self) -> io::Result<File> {
-        match self {
-            Self::Temporary { tmp, .. } => tmp.reopen(),
-            Self::InPlace(file) => file.try_clone(),
-        }
-    }
-
-    fn commit(self, cleanup: &Cleanup) -> anyhow::Result<()> {
-        let Self::Temporary { tmp, target } = self else {
-            return Ok(());
+        let keep = if self.keep_count {
+            record
+        } else {
+            &record[tab + 1..]
         };
-        let path = tmp.path().to_owned();
-        tmp.as_file()
-            .sync_data()
-            .and_then(|()| tmp.persist(&target).map(drop).map_err(|e| e.error))
-            .with_context(|| format!("cannot write {}", target.display()))?;
-        cleanup.forget(&path);
-        Ok(())
+        self.out.extend_from_slice(keep);
+        self.out.push(b'\n');
     }
 }
 
-/// Temporary files to delete when the user presses Ctrl-C.
-#[derive(Clone, Default)]
-struct Cleanup(Arc<Mutex<Vec<PathBuf>>>);
-
-impl Cleanup {
-    fn add(&self, path: &Path) {
-        if let Ok(mut v) = self.0.lock() {
-            v.push(path.to_owned());
-        }
-    }
-
-    fn forget(&self, path: &Path) {
-        if let Ok(mut v) = self.0.lock() {
-            v.retain(|p| p != path);
-        }
-    }
-
-    /// Installs the Ctrl-C (and SIGTERM/SIGHUP) handler: remove the files,
-    /// exit 130.
-    fn install(&self) {
-        let files = self.clone();
-        // Failing to install (a handler already exists) only loses cleanup.
-        let _ = ctrlc::set_handler(move || {
-            if let Ok(v) = files.0.lock() {
-                for p in v.iter() {
-                    let _ = std::fs::remove_file(p);
-                }
+impl Write for FirstDuplicates<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
+            if self.partial.is_empty() {
+                self.line(&rest[..nl]);
+            } else {
+                let mut record = std::mem::take(&mut self.partial);
+                record.extend_from_slice(&rest[..nl]);
+                self.line(&record);
+                record.clear();
+                self.partial = record;
             }
-            std::process::exit(130);
-        });
+            rest = &rest[nl + 1..];
+        }
+        self.partial.extend_from_slice(rest);
+        self.inner.write_all(&self.out)?;
+        self.out.clear();
+        Ok(buf.len())
     }
-}
 
-/// Invalid-line reports: the first few on stderr, all in `--rejects`.
-struct Reporter {
-    quiet: bool,
-    shown: u64,
-    rejects: Option<BufWriter<File>>,
-    error: Option<io::Error>,
-}
-
-impl Reporter {
-    fn report(&mut self, inv: &InvalidLine<'_>) {
-        if !self.quiet && self.shown < MAX_REPORTED {
-            self.shown += 1;
-            eprintln!(
-                "urikey: {}:{}: byte {}: {}",
-                inv.source, inv.line, inv.byte, inv.problem
-            );
-        }
-        if let (Some(w), None) = (&mut self.rejects, &self.error) {
-            let r = write!(
-                w,
-                "{}:{}:{}:{}\t",
-                inv.source,
-                inv.line,
-                inv.byte,
-                inv.problem.name()
-            )
-            .and_then(|()| w.write_all(inv.text))
-            .and_then(|()| w.write_all(b"\n"));
-            if let Err(e) = r {
-                self.error = Some(e);
-            }
-        }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
     }
 }
 
 /// Runs `urikey dedup`.
 pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
-    let (canonicalizer, key_format) = args.norm.build()?;
-    let mut config = Config::new(canonicalizer);
+    let mut config = Config::new(args.norm.keyer()?);
     config.emit = match args.emit {
-        EmitArg::Canonical => Emit::Canonical(key_format),
+        EmitArg::Canonical => Emit::Key,
         EmitArg::Original => Emit::Original,
     };
     config.field = args.field.map(|n| Field {
         index: (n - 1) as usize,
         delimiter: args.delimiter,
     });
-    config.output = if args.count {
-        Output::Counts
-    } else if args.duplicates {
-        Output::Duplicates
-    } else {
-        Output::Unique
+    config.select = match (args.duplicates, args.count) {
+        (Some(DuplicatesArg::All), true) => {
+            bail!("--count works with --duplicates=first, not with every duplicate")
+        }
+        (Some(DuplicatesArg::All), false) => Select::Duplicates,
+        (Some(DuplicatesArg::First), _) | (None, true) => Select::Counts,
+        (None, false) => Select::Unique,
     };
+    let first_duplicates = args.duplicates == Some(DuplicatesArg::First);
     config.exact = args.exact;
     config.threads = args.threads;
     config.chunk_size = args.chunk_size;
     config.max_line_bytes = args.max_line_bytes;
-    config.progress = if args.no_progress {
-        false
+    let is_stdout = |p: &Option<PathBuf>| p.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    one_stdout(&[
+        ("-o", args.output.is_none() || is_stdout(&args.output)),
+        ("--rejects", is_stdout(&args.rejects)),
+        ("--stats-json", is_stdout(&args.stats_json)),
+    ])?;
+    let mode = if args.no_progress {
+        progress::Mode::Off
+    } else if io::stderr().is_terminal() {
+        progress::Mode::Bar
+    } else if args.progress {
+        progress::Mode::Plain {
+            interval: Duration::try_from_secs_f64(args.progress_interval)
+                .context("--progress-interval takes seconds")?,
+        }
     } else {
-        args.progress || io::stderr().is_terminal()
+        progress::Mode::Off
     };
-
-    let inputs: Vec<Input> = if args.files.is_empty() {
-        vec![Input::Stdin]
-    } else {
-        args.files
-            .iter()
-            .map(|p| {
-                if p.as_os_str() == "-" {
-                    Input::Stdin
-                } else {
-                    Input::Path(p.clone())
-                }
-            })
-            .collect()
-    };
+    let inputs = inputs(&args.files);
 
     let cleanup = Cleanup::default();
     cleanup.install();
-    let mut output = args
-        .output
-        .as_deref()
-        .map(|p| AtomicOutput::create(p, &cleanup))
-        .transpose()?;
-    let mut rejects = args
+    let mut sink = Sink::open(args.output.as_deref(), &cleanup)?;
+    let rejects = args
         .rejects
         .as_deref()
-        .map(|p| AtomicOutput::create(p, &cleanup))
+        .map(|p| Sink::open(Some(p), &cleanup))
         .transpose()?;
-    let mut reporter = Reporter {
-        quiet: args.quiet,
-        shown: 0,
-        rejects: match &rejects {
-            Some(r) => Some(BufWriter::with_capacity(1 << 16, r.reopen()?)),
-            None => None,
-        },
-        error: None,
+    let total = args
+        .files
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+        })
+        .sum::<Option<u64>>()
+        .filter(|_| !args.files.is_empty());
+    let rejects_writer: Option<Box<dyn Write>> = match &rejects {
+        Some(r) => Some(Box::new(BufWriter::with_capacity(1 << 16, r.try_clone()?))),
+        None => None,
+    };
+    let mut observer = CliObserver {
+        reporter: Reporter::new(args.quiet, rejects_writer),
+        bar: ProgressBar::new(mode, total),
     };
 
-    let result = match &mut output {
-        Some(out) => engine::run(&config, inputs, out.file(), &mut |i| reporter.report(i)),
-        None => engine::run(&config, inputs, &mut io::stdout(), &mut |i| {
-            reporter.report(i)
-        }),
+    let result = if first_duplicates {
+        let mut filter = FirstDuplicates::new(sink.writer(), args.count);
+        engine::run(&config, inputs, &mut filter, &mut observer)
+    } else {
+        engine::run(&config, inputs, sink.writer(), &mut observer)
     };
-    let stats = match result {
+    let mut stats = match result {
         Ok(stats) => stats,
+        Err(engine::Error::Interrupted) => {
+            observer.bar.clear();
+            output::clear_line();
+            say!("interrupted");
+            // Dropping the outputs removes their temporary files.
+            return Ok(Exit::Interrupted);
+        }
         Err(e) if e.is_broken_pipe() => return Ok(Exit::Ok),
-        Err(e) => return Err(e.into()),
+        Err(engine::Error::Write(e)) => {
+            observer.bar.clear();
+            return Err(anyhow::Error::new(e).context(format!("cannot write {}", sink.name())));
+        }
+        Err(e) => {
+            observer.bar.clear();
+            return Err(e.into());
+        }
     };
-    if stats.invalid > reporter.shown && !args.quiet {
-        eprintln!(
-            "urikey: {} more invalid lines not shown{}",
-            stats.invalid - reporter.shown,
-            if args.rejects.is_some() {
-                ""
-            } else {
-                " (keep them all with --rejects FILE)"
-            }
-        );
+    observer.bar.finish();
+    let rejects_name = rejects.as_ref().map_or_else(String::new, Sink::name);
+    observer
+        .reporter
+        .finish()
+        .with_context(|| format!("cannot write {rejects_name}"))?;
+    if let Some(r) = rejects {
+        r.commit()?;
     }
-    if let Some(e) = reporter.error.take() {
-        return Err(anyhow::Error::new(e).context("cannot write the rejects file"));
-    }
-    if let Some(w) = reporter.rejects.take() {
-        w.into_inner()
-            .map_err(|e| e.into_error())
-            .context("cannot write the rejects file")?;
-    }
-    if let Some(r) = rejects.take() {
-        r.commit(&cleanup)?;
-    }
-    if let Some(out) = output.take() {
-        out.commit(&cleanup)?;
-    }
-    let peak_rss = engine::peak_rss_bytes();
+    sink.commit()?;
+    // The run is timed from the start of the process to the committed
+    // output, so the summary's wall time is what the user waited.
+    stats.wall = super::started().elapsed();
+    let peak_rss = peak_rss_bytes();
     if args.stats {
-        eprint!("{}", human_summary(&stats, peak_rss));
+        say_raw(&human_summary(&stats, peak_rss));
     }
     if let Some(path) = &args.stats_json {
-        std::fs::write(path, stats_json(&stats, peak_rss))
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        write_whole(path, stats_json(&stats, peak_rss).as_bytes(), &cleanup)?;
     }
     Ok(if args.fail_on_invalid && stats.invalid > 0 {
         Exit::InvalidLines
@@ -450,6 +438,27 @@ mod tests {
         assert_eq!(parse_delimiter(","), Ok(b','));
         assert!(parse_delimiter(",,").is_err());
         assert!(parse_delimiter("").is_err());
+    }
+
+    #[test]
+    fn dedup_first_duplicates_filter_any_split() {
+        let counts = b"1\ta\tx\n2\tb\n10\tc\n1\td\n3\te\tf\n";
+        for keep_count in [false, true] {
+            for piece in [1, 2, 5, counts.len()] {
+                let mut out: Vec<u8> = Vec::new();
+                let mut filter = FirstDuplicates::new(&mut out, keep_count);
+                for part in counts.chunks(piece) {
+                    filter.write_all(part).unwrap();
+                }
+                filter.flush().unwrap();
+                let want: &[u8] = if keep_count {
+                    b"2\tb\n10\tc\n3\te\tf\n"
+                } else {
+                    b"b\nc\ne\tf\n"
+                };
+                assert_eq!(out, want, "pieces of {piece}");
+            }
+        }
     }
 
     #[test]

@@ -1,141 +1,95 @@
-//! Line-by-line input for the per-line commands (`parse`, `resolve`,
-//! `normalize`): files in order, or stdin for `-` or no file.
+//! The per-line commands' input: the engine's line reader over the files
+//! named on the command line, and its invalid-line report on stderr.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::PathBuf;
 
 use anyhow::Context;
 
-/// Longest line the per-line commands read, the default of `dedup
-/// --max-line-bytes`: a longer line is reported as invalid and only its
-/// first bytes are kept in memory, so a file without newlines cannot
-/// exhaust it.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+use urikey::engine::lines::{self, Line};
+use urikey::engine::{Input, InvalidLine, Problem};
+use urikey::uri::key::KeyErrorKind;
+use urikey::uri::ParseError;
 
-/// The reason given for a line longer than [`MAX_LINE_BYTES`].
-pub const TOO_LONG: &str = "line too long";
+use super::report::say;
 
-/// One input line, without its `\n` (and without a `\r` before it).
-pub struct Line<'a> {
-    /// 1-based line number, counted across all inputs.
-    pub number: u64,
-    /// Byte offset of the line's first byte within its own input.
-    pub offset: u64,
-    /// The input this line came from (`-` for stdin).
-    pub source: &'a Path,
-    /// The line's bytes (its first [`MAX_LINE_BYTES`] when it is longer).
-    pub bytes: &'a [u8],
-    /// The line is longer than [`MAX_LINE_BYTES`]: it is invalid.
-    pub too_long: bool,
+/// The inputs the user named: stdin for none or `-`.
+pub fn inputs(files: &[PathBuf]) -> Vec<Input> {
+    if files.is_empty() {
+        return vec![Input::Stdin];
+    }
+    files
+        .iter()
+        .map(|p| {
+            if p.as_os_str() == "-" {
+                Input::Stdin
+            } else {
+                Input::Path(p.clone())
+            }
+        })
+        .collect()
 }
 
-/// Calls `each` for every line of `files` (stdin when empty or `-`). A UTF-8
-/// BOM at the start of an input is skipped; a missing final newline is fine.
-/// A line longer than [`MAX_LINE_BYTES`] is passed cut to that length, with
-/// [`Line::too_long`] set.
+/// Calls `each` for every line of `files` (see
+/// [`urikey::engine::lines::for_each_line`]), with the default line limit.
 ///
 /// # Errors
 /// An error naming the path when an input cannot be opened or read, or the
 /// first error returned by `each`.
 pub fn for_each_line(
     files: &[PathBuf],
-    mut each: impl FnMut(&Line<'_>) -> anyhow::Result<()>,
+    each: impl FnMut(&Line<'_>) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    let stdin_path = PathBuf::from("-");
-    let inputs: Vec<&PathBuf> = if files.is_empty() {
-        vec![&stdin_path]
-    } else {
-        files.iter().collect()
-    };
-    let mut number = 0u64;
-    let mut buf = Vec::new();
-    for path in inputs {
-        let reader: Box<dyn Read> = if path.as_os_str() == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            Box::new(File::open(path).with_context(|| format!("cannot open {}", path.display()))?)
-        };
-        let mut reader = BufReader::with_capacity(1 << 16, reader);
-        let mut offset = 0u64;
-        loop {
-            buf.clear();
-            // Room for the longest line plus a BOM and `\r\n`.
-            let (n, cut) = read_line_bounded(&mut reader, &mut buf, MAX_LINE_BYTES + 5)
-                .with_context(|| format!("cannot read {}", path.display()))?;
-            if n == 0 {
-                break;
-            }
-            number += 1;
-            let mut bytes = &buf[..];
-            let bom = offset == 0 && bytes.starts_with(b"\xEF\xBB\xBF");
-            if bom {
-                bytes = &bytes[3..];
-            }
-            let start = offset + if bom { 3 } else { 0 };
-            if !cut {
-                bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-                bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-            }
-            let too_long = cut || bytes.len() > MAX_LINE_BYTES;
-            if too_long {
-                bytes = &bytes[..bytes.len().min(MAX_LINE_BYTES)];
-            }
-            each(&Line {
-                number,
-                offset: start,
-                source: path,
-                bytes,
-                too_long,
-            })?;
-            offset += n as u64;
-        }
-    }
-    Ok(())
+    lines::for_each_line(inputs(files), lines::MAX_LINE_BYTES, each)
 }
 
-/// Reads one line, through its `\n`, keeping at most `cap` of its bytes in
-/// `buf` and skipping the rest. Returns the bytes consumed (0 at the end of
-/// the input) and whether the line was cut.
-fn read_line_bounded(
-    reader: &mut impl BufRead,
-    buf: &mut Vec<u8>,
-    cap: usize,
-) -> io::Result<(usize, bool)> {
-    let mut consumed = 0;
-    let mut cut = false;
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if available.is_empty() {
-            return Ok((consumed, cut));
-        }
-        let (take, ends) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        let room = cap.saturating_sub(buf.len());
-        buf.extend_from_slice(&available[..take.min(room)]);
-        cut |= take > room;
-        reader.consume(take);
-        consumed += take;
-        if ends {
-            return Ok((consumed, cut));
-        }
+/// The problem of a line, when it has one before any parsing: too long.
+pub fn too_long(line: &Line<'_>) -> Option<(usize, Problem)> {
+    line.too_long
+        .then_some((lines::MAX_LINE_BYTES, Problem::LineTooLong))
+}
+
+/// The problem of a parse error.
+pub fn parse_problem(e: ParseError) -> (usize, Problem) {
+    (e.index(), Problem::Key(KeyErrorKind::Parse(e.kind())))
+}
+
+/// The invalid-line record of `line`, whose problem is at byte `index`.
+pub fn invalid_line<'a>(line: &Line<'a>, index: usize, problem: Problem) -> InvalidLine<'a> {
+    InvalidLine {
+        source: line.source,
+        line: line.number,
+        byte: line.offset + index as u64,
+        problem,
+        text: line.bytes,
     }
 }
 
 /// Writes the standard invalid-line report to stderr:
 /// `urikey: <path>:<line>: byte <offset>: <reason>`.
-pub fn report_invalid(line: &Line<'_>, index: usize, reason: &dyn std::fmt::Display) {
-    eprintln!(
-        "urikey: {}:{}: byte {}: {}",
-        line.source.display(),
-        line.number,
-        line.offset + index as u64,
-        reason
-    );
+pub fn report_invalid(line: &Line<'_>, index: usize, problem: Problem) {
+    say!("{}", invalid_line(line, index, problem));
+}
+
+/// Checks that every input file can be opened, before anything is
+/// written: a missing second input must not leave the first one's output.
+///
+/// # Errors
+/// `cannot open <path>` with the reason.
+pub fn check_inputs(files: &[PathBuf]) -> anyhow::Result<()> {
+    for path in files.iter().filter(|p| p.as_os_str() != "-") {
+        let opened = File::open(path).and_then(|f| {
+            if f.metadata()?.is_dir() {
+                Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "it is a directory",
+                ))
+            } else {
+                Ok(())
+            }
+        });
+        opened.with_context(|| format!("cannot open {}", path.display()))?;
+    }
+    Ok(())
 }

@@ -1,4 +1,4 @@
-//! Exit codes and the `urikey: ` error prefix.
+//! Exit codes and the final error message.
 
 use std::io;
 use std::process::ExitCode;
@@ -14,6 +14,9 @@ pub enum Exit {
     InvalidLines = 1,
     /// A usage or I/O error: the output is not complete.
     Error = 2,
+    /// Ctrl-C, SIGTERM or SIGHUP: the run stopped, no output file was
+    /// written (128 + SIGINT, as shells report it).
+    Interrupted = 130,
 }
 
 impl From<Exit> for ExitCode {
@@ -37,7 +40,7 @@ pub fn finish(result: anyhow::Result<Exit>) -> ExitCode {
         Ok(code) => code.into(),
         Err(err) if is_broken_pipe(&err) => Exit::Ok.into(),
         Err(err) => {
-            eprintln!("urikey: {err:#}");
+            super::report::say!("{err:#}");
             Exit::Error.into()
         }
     }

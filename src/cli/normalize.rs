@@ -1,12 +1,16 @@
 //! `urikey normalize`: one canonical key per input line, in order.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
+use anyhow::Context;
+use urikey::engine::Problem;
 use urikey::uri::key::KeyScratch;
 
-use super::lines::{for_each_line, report_invalid, MAX_LINE_BYTES, TOO_LONG};
+use super::lines::{check_inputs, for_each_line, invalid_line, too_long};
 use super::normalize_opts::NormalizeOpts;
+use super::output::{self, one_stdout, Cleanup, Sink};
+use super::report::{say, Reporter};
 use super::Exit;
 
 /// What to write for a line that is not a valid URI-reference.
@@ -30,9 +34,24 @@ pub struct NormalizeArgs {
     #[command(flatten)]
     opts: NormalizeOpts,
 
-    /// What to print for an invalid line (always reported on stderr).
+    /// What to print for an invalid line (reported on stderr: the first 20,
+    /// then a count).
     #[arg(long, value_enum, default_value_t = OnInvalid::Empty)]
     on_invalid: OnInvalid,
+
+    /// Write to FILE (via a temporary file renamed on success; `-`:
+    /// stdout).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+
+    /// Write every invalid line to FILE as `path:line:byte:reason<TAB>line`
+    /// (`-`: stdout).
+    #[arg(long, value_name = "FILE")]
+    rejects: Option<PathBuf>,
+
+    /// Do not report invalid lines on stderr.
+    #[arg(short, long)]
+    quiet: bool,
 
     /// Input files (stdin when none or `-`).
     #[arg(value_name = "FILE")]
@@ -41,27 +60,50 @@ pub struct NormalizeArgs {
 
 /// Runs `urikey normalize`.
 pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
-    let (canon, format) = args.opts.build()?;
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let keyer = args.opts.keyer()?;
+    let is_stdout = |p: &Option<PathBuf>| p.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    one_stdout(&[
+        ("-o", args.output.is_none() || is_stdout(&args.output)),
+        ("--rejects", is_stdout(&args.rejects)),
+    ])?;
+    check_inputs(&args.files)?;
+    let cleanup = Cleanup::default();
+    cleanup.install();
+    let mut sink = Sink::open(args.output.as_deref(), &cleanup)?;
+    let rejects = args
+        .rejects
+        .as_deref()
+        .map(|p| Sink::open(Some(p), &cleanup))
+        .transpose()?;
+    let mut reporter = Reporter::new(
+        args.quiet,
+        match &rejects {
+            Some(r) => Some(Box::new(BufWriter::with_capacity(1 << 16, r.try_clone()?))),
+            None => None,
+        },
+    );
+    let name = sink.name();
+    let mut out = BufWriter::with_capacity(1 << 16, sink.writer());
     let mut scratch = KeyScratch::default();
     let mut line_out = Vec::with_capacity(256);
     let result = for_each_line(&args.files, |line| {
+        if output::interrupted() {
+            return Err(Stop::Interrupted.into());
+        }
         line_out.clear();
-        let key = if line.too_long {
-            Err((MAX_LINE_BYTES, TOO_LONG.to_owned()))
-        } else {
-            canon
-                .uri_key(line.bytes, &mut scratch)
-                .map_err(|e| (e.index(), e.kind().to_string()))
+        let key = match too_long(line) {
+            Some(problem) => Err(problem),
+            None => keyer
+                .key(line.bytes, &mut scratch)
+                .map_err(|e| (e.index(), Problem::Key(e.kind()))),
         };
         match key {
             Ok(key) => {
-                canon.write_key(key, format, &mut line_out);
+                line_out.extend_from_slice(&key);
                 line_out.push(b'\n');
             }
-            Err((index, reason)) => {
-                report_invalid(line, index, &reason);
+            Err((index, problem)) => {
+                reporter.report(&invalid_line(line, index, problem));
                 match args.on_invalid {
                     OnInvalid::Empty => line_out.push(b'\n'),
                     OnInvalid::Skip => {}
@@ -71,19 +113,36 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
                         }
                         line_out.push(b'\n');
                     }
-                    OnInvalid::Fail => return Err(StopOnInvalid.into()),
+                    OnInvalid::Fail => return Err(Stop::Invalid.into()),
                 }
             }
         }
-        out.write_all(&line_out)?;
+        out.write_all(&line_out)
+            .with_context(|| format!("cannot write {name}"))?;
         Ok(())
     });
     let stopped = match result {
         Ok(()) => false,
-        Err(e) if e.is::<StopOnInvalid>() => true,
-        Err(e) => return Err(e),
+        Err(e) => match e.downcast_ref::<Stop>() {
+            Some(Stop::Invalid) => true,
+            Some(Stop::Interrupted) => {
+                say!("interrupted");
+                return Ok(Exit::Interrupted);
+            }
+            None => return Err(e),
+        },
     };
-    out.flush()?;
+    out.flush()
+        .with_context(|| format!("cannot write {name}"))?;
+    drop(out);
+    let rejects_name = rejects.as_ref().map_or_else(String::new, Sink::name);
+    reporter
+        .finish()
+        .with_context(|| format!("cannot write {rejects_name}"))?;
+    if let Some(r) = rejects {
+        r.commit()?;
+    }
+    sink.commit()?;
     Ok(if stopped {
         Exit::InvalidLines
     } else {
@@ -91,14 +150,22 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
     })
 }
 
-/// Ends the line loop at the first invalid line under `--on-invalid fail`.
+/// Ends the line loop early.
 #[derive(Debug)]
-struct StopOnInvalid;
+enum Stop {
+    /// At the first invalid line under `--on-invalid fail`.
+    Invalid,
+    /// At Ctrl-C.
+    Interrupted,
+}
 
-impl std::fmt::Display for StopOnInvalid {
+impl std::fmt::Display for Stop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("stopped at an invalid line")
+        f.write_str(match self {
+            Stop::Invalid => "stopped at an invalid line",
+            Stop::Interrupted => "interrupted",
+        })
     }
 }
 
-impl std::error::Error for StopOnInvalid {}
+impl std::error::Error for Stop {}

@@ -1,8 +1,7 @@
 //! Normalization options shared by `normalize` and `dedup`.
 
-use anyhow::{bail, Context};
-use urikey::uri::key::{Canonicalizer, KeyFormat};
-use urikey::uri::normalize::{Flag, Normalizer, Profile};
+use anyhow::bail;
+use urikey::uri::key::{FlagList, FlagSetting, KeyConfig, Keyer};
 
 /// `--profile`, `--with`, `--without`, `--lenient`, `--key`.
 #[derive(clap::Args, Debug, Clone)]
@@ -39,73 +38,50 @@ pub struct NormalizeOpts {
     /// (128-bit fingerprint in hex).
     #[arg(long = "key", value_name = "FORMAT", default_value = "uri")]
     pub key: String,
-}
 
-fn valid_flags() -> String {
-    Flag::ALL
-        .iter()
-        .map(|f| f.name())
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn parse_flag(name: &str) -> anyhow::Result<Flag> {
-    match Flag::from_name(name) {
-        Some(f) => Ok(f),
-        None => bail!(
-            "unknown normalization flag {name:?}; valid flags: {}",
-            valid_flags()
-        ),
-    }
+    /// Reproduce another tool's keys byte for byte instead: w3lib (w3lib
+    /// 2.5.0 canonicalize_url), w3lib-keep-fragments (the same with
+    /// keep_fragments=True) or ia-surt (surt 0.3.1 surt, the Internet
+    /// Archive's CDX key). These merge URLs that RFC 3986 keeps apart.
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["profile", "with", "without", "lenient", "key"]
+    )]
+    pub compat: Option<String>,
 }
 
 impl NormalizeOpts {
-    /// The normalizer these options describe.
-    pub fn normalizer(&self) -> anyhow::Result<Normalizer> {
-        let profile = Profile::from_name(&self.profile).with_context(|| {
-            format!(
-                "unknown profile {:?}; valid profiles: none, syntax, rfc, crawl",
-                self.profile
-            )
-        })?;
-        let mut n = Normalizer::profile(profile);
+    /// The key configuration these options describe.
+    pub fn config(&self) -> anyhow::Result<KeyConfig> {
+        if let Some(name) = &self.compat {
+            return Ok(format!("compat={name}").parse()?);
+        }
+        let mut config = KeyConfig {
+            profile: self.profile.parse()?,
+            lenient: self.lenient,
+            format: self.key.parse()?,
+            ..KeyConfig::default()
+        };
         for list in &self.with {
-            for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                if let Some((name, value)) = item.split_once('=') {
-                    if parse_flag(name)? != Flag::RemoveQueryParams {
-                        bail!("flag {name:?} takes no value");
-                    }
-                    n = n.remove_query_params(value.split(';').filter(|s| !s.is_empty()));
-                } else {
-                    let flag = parse_flag(item)?;
-                    if flag == Flag::RemoveQueryParams {
-                        bail!("remove-query-params needs a list: remove-query-params=utm_*;ref");
-                    }
-                    n = n.with(flag);
-                }
-            }
+            config.enable.extend(list.parse::<FlagList>()?);
         }
         for list in &self.without {
-            for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-                n = n.without(parse_flag(item)?);
+            let list = list.parse::<FlagList>()?;
+            if let Some(s) = list
+                .0
+                .iter()
+                .find(|s| matches!(s, FlagSetting::RemoveQueryParams(_)))
+            {
+                bail!("--without takes flag names only, not {s}");
             }
+            config.disable.extend(list);
         }
-        Ok(n)
+        Ok(config)
     }
 
-    /// The key format of `--key`.
-    pub fn key_format(&self) -> anyhow::Result<KeyFormat> {
-        Ok(match self.key.as_str() {
-            "uri" => KeyFormat::Uri,
-            "surt" => KeyFormat::Surt,
-            "hash" => KeyFormat::Hash,
-            other => bail!("unknown key format {other:?}; valid formats: uri, surt, hash"),
-        })
-    }
-
-    /// The canonicalizer and the key format these options describe.
-    pub fn build(&self) -> anyhow::Result<(Canonicalizer, KeyFormat)> {
-        let canon = Canonicalizer::new(self.normalizer()?).with_lenient(self.lenient);
-        Ok((canon, self.key_format()?))
+    /// The keyer these options describe.
+    pub fn keyer(&self) -> anyhow::Result<Keyer> {
+        Ok(self.config()?.keyer())
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use urikey::uri::UriRef;
 
 use super::json;
-use super::lines::{for_each_line, report_invalid, MAX_LINE_BYTES, TOO_LONG};
+use super::lines::{check_inputs, for_each_line, parse_problem, report_invalid, too_long};
 use super::Exit;
 
 /// Arguments of `urikey parse`.
@@ -23,14 +23,15 @@ pub struct ParseArgs {
 
 /// Runs `urikey parse`.
 pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
+    check_inputs(&args.files)?;
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut text = String::new();
     for_each_line(&args.files, |line| {
         text.clear();
-        if line.too_long {
-            report_invalid(line, MAX_LINE_BYTES, &TOO_LONG);
+        if let Some((index, problem)) = too_long(line) {
+            report_invalid(line, index, problem);
             if args.json {
-                write_json_invalid(&mut text, line.bytes, MAX_LINE_BYTES, TOO_LONG);
+                write_json_invalid(&mut text, line.bytes, index, &problem.to_string());
             }
             text.push('\n');
             out.write_all(text.as_bytes())?;
@@ -38,7 +39,8 @@ pub fn run(args: ParseArgs) -> anyhow::Result<Exit> {
         }
         let parsed = UriRef::parse_bytes(line.bytes);
         if let Err(e) = &parsed {
-            report_invalid(line, e.index(), &e.kind());
+            let (index, problem) = parse_problem(*e);
+            report_invalid(line, index, problem);
         }
         if args.json {
             write_json(&mut text, line.bytes, &parsed);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use urikey::uri::{Resolver, UriRef};
 
-use super::lines::{for_each_line, report_invalid, MAX_LINE_BYTES, TOO_LONG};
+use super::lines::{check_inputs, for_each_line, parse_problem, report_invalid, too_long};
 use super::Exit;
 
 /// Arguments of `urikey resolve`.
@@ -32,17 +32,21 @@ pub fn run(args: ResolveArgs) -> anyhow::Result<Exit> {
         "invalid --base {:?}: a base URI needs a scheme",
         args.base
     );
+    check_inputs(&args.files)?;
     let resolver = Resolver::new().non_strict(args.non_strict);
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut target = String::new();
     for_each_line(&args.files, |line| {
         target.clear();
-        if line.too_long {
-            report_invalid(line, MAX_LINE_BYTES, &TOO_LONG);
+        if let Some((index, problem)) = too_long(line) {
+            report_invalid(line, index, problem);
         } else {
             match UriRef::parse_bytes(line.bytes) {
                 Ok(r) => resolver.resolve_into(&base, &r, &mut target)?,
-                Err(e) => report_invalid(line, e.index(), &e.kind()),
+                Err(e) => {
+                    let (index, problem) = parse_problem(e);
+                    report_invalid(line, index, problem);
+                }
             }
         }
         target.push('\n');

@@ -16,8 +16,7 @@ use std::ops::Range;
 
 use super::input::SharedBytes;
 
-/// The UTF-8 byte order mark, skipped at the start of each input.
-pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+use super::lines::BOM;
 
 /// The bytes of one chunk.
 pub enum ChunkData {

@@ -30,6 +30,9 @@ pub enum Error {
     Write(io::Error),
     /// The configuration is unusable (zero chunk size, ...).
     Config(String),
+    /// The observer asked the run to stop
+    /// ([`Observer::should_stop`](super::Observer::should_stop)).
+    Interrupted,
 }
 
 impl Error {
@@ -63,6 +66,7 @@ impl fmt::Display for Error {
             }
             Error::Write(_) => f.write_str("cannot write output"),
             Error::Config(msg) => f.write_str(msg),
+            Error::Interrupted => f.write_str("interrupted"),
         }
     }
 }
@@ -73,7 +77,7 @@ impl std::error::Error for Error {
             Error::Open { source, .. } | Error::Read { source, .. } | Error::Write(source) => {
                 Some(source)
             }
-            Error::Config(_) => None,
+            Error::Config(_) | Error::Interrupted => None,
         }
     }
 }

@@ -67,6 +67,12 @@ enum Backing {
     Memory(Arc<[u8]>),
 }
 
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
 impl SharedBytes {
     /// Bytes in memory.
     pub fn from_memory(bytes: Arc<[u8]>) -> Self {

@@ -47,7 +47,7 @@
 //!
 //! # Counts
 //!
-//! With [`Output::Counts`] nothing can be written before the whole input is
+//! With [`Select::Counts`] nothing can be written before the whole input is
 //! read: the engine keeps, per distinct key, its output line, an 8-byte
 //! count, an 8-byte index and a 4-byte id next to its fingerprint.
 
@@ -56,26 +56,32 @@ mod chunk;
 mod error;
 pub mod fpset;
 mod input;
-mod progress;
+pub mod lines;
+mod observe;
+mod output;
 mod run;
+mod seen;
 mod shard;
 mod stats;
 
 use core::fmt;
 
-use crate::uri::key::{Canonicalizer, KeyFormat};
-use crate::uri::ParseErrorKind;
+use crate::uri::key::{KeyErrorKind, Keyer};
 
 pub use error::Error;
 pub use input::Input;
+pub use observe::{Observer, Progress};
+pub use output::OutputFile;
 pub use run::run;
-pub use stats::{peak_rss_bytes, Stats};
+pub use seen::{SeenSet, Verdict};
+pub use stats::Stats;
 
 /// What is printed for a selected line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Emit {
-    /// The canonical key, in this form.
-    Canonical(KeyFormat),
+    /// The canonical key, in the keyer's format.
+    #[default]
+    Key,
     /// The first-seen line as it was (without `\r`).
     Original,
 }
@@ -91,7 +97,7 @@ pub struct Field {
 
 /// Which lines are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Output {
+pub enum Select {
     /// The first line of every key, in input order.
     #[default]
     Unique,
@@ -107,14 +113,14 @@ pub enum Output {
 /// How a run behaves. Build with [`Config::new`] and change fields.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Turns lines into keys.
-    pub canonicalizer: Canonicalizer,
+    /// Turns lines into keys (and says which form keys are printed in).
+    pub keyer: Keyer,
     /// What to print for a line.
     pub emit: Emit,
     /// Take the URL from one column.
     pub field: Option<Field>,
     /// Which lines to print.
-    pub output: Output,
+    pub select: Select,
     /// Compare full keys instead of 128-bit fingerprints.
     pub exact: bool,
     /// Worker threads; 0 means one per available core.
@@ -123,8 +129,6 @@ pub struct Config {
     pub chunk_size: usize,
     /// Longest accepted line, in bytes (without `\n`/`\r`).
     pub max_line_bytes: usize,
-    /// Draw a progress bar on stderr.
-    pub progress: bool,
 }
 
 /// Largest accepted `chunk_size` and `max_line_bytes` (chunk offsets are
@@ -132,19 +136,18 @@ pub struct Config {
 pub const MAX_CHUNK_BYTES: usize = 512 << 20;
 
 impl Config {
-    /// Defaults: canonical `uri` keys, unique lines, fingerprints, all
-    /// cores, 2 MiB chunks, 1 MiB line limit, no progress bar.
-    pub fn new(canonicalizer: Canonicalizer) -> Self {
+    /// Defaults: keys in the keyer's format, unique lines, fingerprints,
+    /// all cores, 2 MiB chunks, 1 MiB line limit.
+    pub fn new(keyer: Keyer) -> Self {
         Self {
-            canonicalizer,
-            emit: Emit::Canonical(KeyFormat::Uri),
+            keyer,
+            emit: Emit::Key,
             field: None,
-            output: Output::Unique,
+            select: Select::Unique,
             exact: false,
             threads: 0,
             chunk_size: 2 << 20,
-            max_line_bytes: 1 << 20,
-            progress: false,
+            max_line_bytes: lines::MAX_LINE_BYTES,
         }
     }
 }
@@ -152,8 +155,8 @@ impl Config {
 /// Why a line is invalid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Problem {
-    /// The URL did not parse.
-    Parse(ParseErrorKind),
+    /// The URL has no key (it did not parse, for example).
+    Key(KeyErrorKind),
     /// The line is longer than [`Config::max_line_bytes`].
     LineTooLong,
     /// The line has fewer columns than [`Config::field`] asks for.
@@ -161,11 +164,11 @@ pub enum Problem {
 }
 
 impl Problem {
-    /// A stable machine-readable name: the parse error's name,
+    /// A stable machine-readable name: the key error's name,
     /// `line-too-long` or `missing-field`.
     pub fn name(self) -> &'static str {
         match self {
-            Problem::Parse(kind) => kind.name(),
+            Problem::Key(kind) => kind.name(),
             Problem::LineTooLong => "line-too-long",
             Problem::MissingField => "missing-field",
         }
@@ -175,7 +178,7 @@ impl Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Problem::Parse(kind) => write!(f, "{kind}"),
+            Problem::Key(kind) => write!(f, "{kind}"),
             Problem::LineTooLong => f.write_str("line too long"),
             Problem::MissingField => f.write_str("missing field"),
         }
@@ -195,4 +198,34 @@ pub struct InvalidLine<'a> {
     pub problem: Problem,
     /// The line, without `\n`/`\r`, cut to the line limit.
     pub text: &'a [u8],
+}
+
+impl fmt::Display for InvalidLine<'_> {
+    /// The report format of every command: `<source>:<line>: byte <offset>: <reason>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: byte {}: {}",
+            self.source, self.line, self.byte, self.problem
+        )
+    }
+}
+
+impl InvalidLine<'_> {
+    /// Writes the `--rejects` record: `<source>:<line>:<byte>:<reason-name><TAB><line>\n`.
+    ///
+    /// # Errors
+    /// The writer's error.
+    pub fn write_record(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        write!(
+            w,
+            "{}:{}:{}:{}\t",
+            self.source,
+            self.line,
+            self.byte,
+            self.problem.name()
+        )?;
+        w.write_all(self.text)?;
+        w.write_all(b"\n")
+    }
 }

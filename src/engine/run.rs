@@ -13,14 +13,14 @@ use rayon::prelude::*;
 
 use crate::uri::key::KeyScratch;
 
-use super::batch::{Render, ScanConfig, ShardState, Uniques, Work};
+use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
 use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
 use super::input::{self, Input, Source};
-use super::progress::Progress;
+use super::observe::{Observer, Progress};
 use super::shard::SHARDS;
 use super::stats::Stats;
-use super::{Config, Emit, InvalidLine, Output, MAX_CHUNK_BYTES};
+use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES};
 
 /// Chunks the reader thread may cut ahead of the batch being filled. Each
 /// one holds `chunk_size` bytes (read, or mapped and faulted in), so this
@@ -39,19 +39,21 @@ const COUNTS_PIECE: usize = 1 << 20;
 
 /// Deduplicates `inputs` (one logical stream, in order) into `output`.
 ///
-/// Every invalid line is passed to `on_invalid`, in input order, and the
-/// run goes on. Returns the run's statistics once the output is flushed.
+/// Every invalid line is passed to `observer`, in input order, and the
+/// run goes on; the observer also hears the progress after each batch and
+/// can stop the run. Returns the run's statistics once the output is flushed.
 ///
 /// # Errors
 /// [`Error::Open`] before anything is written when an input path cannot be
 /// opened; [`Error::Read`] when an input fails midway (the output is then
 /// incomplete); [`Error::Write`] when the output cannot be written;
-/// [`Error::Config`] for unusable settings.
+/// [`Error::Config`] for unusable settings; [`Error::Interrupted`] when
+/// the observer asked to stop.
 pub fn run(
     config: &Config,
     inputs: Vec<Input>,
     output: &mut (dyn Write + Send),
-    on_invalid: &mut dyn FnMut(&InvalidLine<'_>),
+    observer: &mut dyn Observer,
 ) -> Result<Stats, Error> {
     let started = Instant::now();
     check_config(config)?;
@@ -78,7 +80,6 @@ pub fn run(
     };
     let batch_len = (threads * 4).max(8);
     let raw_read = Arc::new(AtomicU64::new(0));
-    let progress = Progress::new(config.progress, total);
 
     let mut driver = Driver::new(config, &names, threads, &pool);
     let render = driver.render();
@@ -89,7 +90,7 @@ pub fn run(
         // A batch is handed over only when the writer is free, so at most
         // two batches exist: one being written, one being processed.
         let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
-        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<Work>>();
+        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ChunkState>>();
         let render = &render;
         let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx, render));
 
@@ -98,13 +99,12 @@ pub fn run(
             batch_len,
             &out_tx,
             &recycle_rx,
-            on_invalid,
-            |d| {
-                progress.update(
-                    raw_read.load(Ordering::Relaxed),
-                    d.stats.lines,
-                    started.elapsed().as_secs_f64(),
-                );
+            observer,
+            |lines| Progress {
+                bytes_read: raw_read.load(Ordering::Relaxed),
+                total_bytes: total,
+                lines,
+                elapsed: started.elapsed(),
             },
         );
         drop(chunk_rx);
@@ -116,7 +116,10 @@ pub fn run(
         written.map_err(Error::Write)?;
         driven
     });
-    progress.finish();
+    // Freeing the seen-set of a large run takes seconds (--exact: one
+    // allocation per key): the wall time includes it.
+    drop(driver);
+    drop(pool);
     let mut stats = result?;
     stats.wall = started.elapsed();
     Ok(stats)
@@ -195,7 +198,7 @@ fn read_inputs(
 enum ToWriter {
     /// A processed batch: its selected lines are written, then the batch
     /// is sent back for reuse.
-    Batch(Vec<Work>),
+    Batch(Vec<ChunkState>),
     /// Bytes to write as they are (the counts output).
     Bytes(Vec<u8>),
 }
@@ -206,7 +209,7 @@ enum ToWriter {
 fn write_all(
     output: &mut (dyn Write + Send),
     rx: &Receiver<ToWriter>,
-    recycle: &mpsc::Sender<Vec<Work>>,
+    recycle: &mpsc::Sender<Vec<ChunkState>>,
     render: &Render<'_>,
 ) -> io::Result<()> {
     let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
@@ -248,7 +251,7 @@ struct Driver<'a> {
     lines_in: Vec<u64>,
     /// End offset of the last chunk of each input.
     input_end: Vec<u64>,
-    spare: Vec<Work>,
+    spare: Vec<ChunkState>,
     uniques: Uniques,
     stats: Stats,
 }
@@ -260,7 +263,7 @@ impl<'a> Driver<'a> {
         threads: usize,
         pool: &'a rayon::ThreadPool,
     ) -> Self {
-        let counting = config.output == Output::Counts;
+        let counting = config.select == Select::Counts;
         Self {
             config,
             names,
@@ -286,9 +289,9 @@ impl<'a> Driver<'a> {
     fn render(&self) -> Render<'a> {
         Render {
             emit: self.config.emit,
-            output: self.config.output,
+            select: self.config.select,
             field: self.config.field,
-            canonicalizer: &self.config.canonicalizer,
+            keyer: &self.config.keyer,
         }
     }
 
@@ -298,11 +301,11 @@ impl<'a> Driver<'a> {
         chunks: &Receiver<Result<Chunk, Error>>,
         batch_len: usize,
         out: &SyncSender<ToWriter>,
-        recycled: &Receiver<Vec<Work>>,
-        on_invalid: &mut dyn FnMut(&InvalidLine<'_>),
-        mut after_batch: impl FnMut(&Self),
+        recycled: &Receiver<Vec<ChunkState>>,
+        observer: &mut dyn Observer,
+        progress: impl Fn(u64) -> Progress,
     ) -> Result<Stats, Error> {
-        let mut batch: Vec<Work> = Vec::with_capacity(batch_len);
+        let mut batch: Vec<ChunkState> = Vec::with_capacity(batch_len);
         loop {
             let mut ended = false;
             while let Ok(mut back) = recycled.try_recv() {
@@ -322,8 +325,8 @@ impl<'a> Driver<'a> {
                 }
             }
             if !batch.is_empty() {
-                self.process(&mut batch, on_invalid);
-                if self.config.output == Output::Counts {
+                self.process(&mut batch, observer);
+                if self.config.select == Select::Counts {
                     for mut work in batch.drain(..) {
                         if let Some(chunk) = work.chunk.take() {
                             chunk.release();
@@ -337,7 +340,10 @@ impl<'a> Driver<'a> {
                         return Ok(std::mem::take(&mut self.stats));
                     }
                 }
-                after_batch(self);
+                observer.progress(&progress(self.stats.lines));
+                if observer.should_stop() {
+                    return Err(Error::Interrupted);
+                }
             }
             if ended {
                 break;
@@ -348,19 +354,18 @@ impl<'a> Driver<'a> {
             self.shards.iter().map(|s| s.len() as u64).sum::<u64>(),
             "every new line adds exactly one key"
         );
-        if self.config.output == Output::Counts {
+        if self.config.select == Select::Counts {
             self.write_counts(out);
         }
         Ok(std::mem::take(&mut self.stats))
     }
 
     /// The three phases for one batch.
-    fn process(&mut self, batch: &mut [Work], on_invalid: &mut dyn FnMut(&InvalidLine<'_>)) {
+    fn process(&mut self, batch: &mut [ChunkState], observer: &mut dyn Observer) {
         let config = self.config;
-        let keep_keys =
-            config.exact || (matches!(config.emit, Emit::Canonical(_)) && config.field.is_none());
+        let keep_keys = config.exact || (config.emit == Emit::Key && config.field.is_none());
         let scan = ScanConfig {
-            canonicalizer: &config.canonicalizer,
+            keyer: &config.keyer,
             field: config.field,
             max_line_bytes: config.max_line_bytes,
             keep_keys,
@@ -375,11 +380,11 @@ impl<'a> Driver<'a> {
                 }
             });
         });
-        self.account(batch, on_invalid);
+        self.account(batch, observer);
 
-        let counting = config.output == Output::Counts;
+        let counting = config.select == Select::Counts;
         let exact = config.exact;
-        let works: &[Work] = batch;
+        let works: &[ChunkState] = batch;
         let new: u64 = self.pool.install(|| {
             self.shards
                 .par_iter_mut()
@@ -388,7 +393,7 @@ impl<'a> Driver<'a> {
                 .map(|(s, shard)| shard.insert_batch(s, works, exact, counting))
                 .sum()
         });
-        let valid: u64 = batch.iter().map(Work::valid).sum();
+        let valid: u64 = batch.iter().map(ChunkState::valid).sum();
         self.stats.unique += new;
         self.stats.duplicates += valid - new;
 
@@ -408,7 +413,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Line numbers, counters and invalid-line reports, in input order.
-    fn account(&mut self, batch: &[Work], on_invalid: &mut dyn FnMut(&InvalidLine<'_>)) {
+    fn account(&mut self, batch: &[ChunkState], observer: &mut dyn Observer) {
         for work in batch {
             let Some(chunk) = &work.chunk else { continue };
             let first_line = self.lines_in[chunk.input];
@@ -426,7 +431,7 @@ impl<'a> Driver<'a> {
                     .invalid_by_reason
                     .entry(inv.problem.name())
                     .or_insert(0) += 1;
-                on_invalid(&InvalidLine {
+                observer.invalid(&InvalidLine {
                     source,
                     line: first_line + u64::from(inv.ordinal) + 1,
                     byte: chunk.offset + u64::from(inv.start) + u64::from(inv.index),

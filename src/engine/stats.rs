@@ -58,31 +58,12 @@ fn per_second(amount: f64, wall: Duration) -> f64 {
     }
 }
 
-/// The process's peak resident set size (`VmHWM` in `/proc/self/status`),
-/// when the platform reports it.
-pub fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    parse_vm_hwm(&status)
-}
-
-fn parse_vm_hwm(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line
-        .trim_start_matches("VmHWM:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    kb.checked_mul(1024)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn stats_ratios_and_vm_hwm() {
+    fn stats_ratios() {
         let s = Stats {
             unique: 3,
             duplicates: 1,
@@ -91,10 +72,5 @@ mod tests {
         assert!((s.duplicate_ratio() - 0.25).abs() < 1e-12);
         assert_eq!(Stats::default().duplicate_ratio(), 0.0);
         assert_eq!(Stats::default().mb_per_s(), 0.0);
-        assert_eq!(
-            parse_vm_hwm("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS: 1 kB\n"),
-            Some(2 << 20)
-        );
-        assert_eq!(parse_vm_hwm("Name:\tx\n"), None);
     }
 }

@@ -1,6 +1,7 @@
 //! IP address literals of RFC 3986 §3.2.2, kept apart from the main parser so
 //! they can be tested and fuzzed on their own.
 
+use super::pct;
 use super::table::{self, IPV_FUTURE};
 
 /// Parses `IPv4address = dec-octet "." dec-octet "." dec-octet "." dec-octet`
@@ -78,7 +79,7 @@ pub fn parse_ipv6(s: &[u8]) -> Result<[u16; 8], usize> {
         let start = i;
         let mut value: u32 = 0;
         while i < s.len() && i - start < 4 {
-            match table::hex_value(s[i]) {
+            match pct::hex_value(s[i]) {
                 Some(v) => {
                     value = value * 16 + u32::from(v);
                     i += 1;
@@ -165,6 +166,137 @@ pub fn check_ipv_future(s: &[u8]) -> Result<(), usize> {
     match tail.iter().position(|&b| !table::is(b, IPV_FUTURE)) {
         Some(p) => Err(dot + 1 + p),
         None => Ok(()),
+    }
+}
+
+// Text forms of IP addresses, as normalization writes them.
+
+/// Reads a host the way the WHATWG URL IPv4 parser does: one to four
+/// dot-separated numbers, each decimal, octal (`0` prefix) or hex (`0x`),
+/// the last one filling the remaining bytes; one trailing dot is allowed.
+/// Returns `None` for anything else, including out-of-range values.
+pub fn parse_ipv4_number_form(host: &[u8]) -> Option<u32> {
+    let host = host.strip_suffix(b".").unwrap_or(host);
+    if host.is_empty() {
+        return None;
+    }
+    let mut parts = [0u64; 4];
+    let mut count = 0;
+    for part in host.split(|&b| b == b'.') {
+        if count == 4 {
+            return None;
+        }
+        parts[count] = parse_ipv4_number(part)?;
+        count += 1;
+    }
+    let (last, init) = parts[..count].split_last()?;
+    if init.iter().any(|&p| p > 255) {
+        return None;
+    }
+    let last_bits = 8 * (5 - count as u32);
+    if *last >= 1u64 << last_bits {
+        return None;
+    }
+    let mut addr: u64 = 0;
+    for (i, &p) in init.iter().enumerate() {
+        addr |= p << (24 - 8 * i as u32);
+    }
+    Some((addr | last) as u32)
+}
+
+fn parse_ipv4_number(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    let (digits, radix) = if s.len() >= 2 && s[0] == b'0' && (s[1] == b'x' || s[1] == b'X') {
+        (&s[2..], 16)
+    } else if s.len() >= 2 && s[0] == b'0' {
+        (&s[1..], 8)
+    } else {
+        (s, 10)
+    };
+    let mut value: u64 = 0;
+    for &b in digits {
+        let d = u64::from(pct::hex_value(b)?);
+        if d >= radix {
+            return None;
+        }
+        value = value.checked_mul(radix)?.checked_add(d)?;
+        if value > u64::from(u32::MAX) {
+            return None;
+        }
+    }
+    Some(value)
+}
+
+/// Writes an IPv4 address in dotted decimal.
+pub(crate) fn write_ipv4(addr: u32, out: &mut Vec<u8>) {
+    for (i, b) in addr.to_be_bytes().iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        write_decimal(u32::from(*b), out);
+    }
+}
+
+fn write_decimal(v: u32, out: &mut Vec<u8>) {
+    if v >= 10 {
+        write_decimal(v / 10, out);
+    }
+    out.push(b'0' + (v % 10) as u8);
+}
+
+/// Writes eight IPv6 pieces in the RFC 5952 §4 text form (without
+/// brackets). An IPv4-mapped address (`::ffff:0:0/96`) keeps its last 32
+/// bits in dotted decimal (§5).
+pub fn write_ipv6(p: &[u16; 8], out: &mut Vec<u8>) {
+    if p[..5] == [0; 5] && p[5] == 0xffff {
+        out.extend_from_slice(b"::ffff:");
+        let [a, b] = p[6].to_be_bytes();
+        let [c, d] = p[7].to_be_bytes();
+        write_ipv4(u32::from_be_bytes([a, b, c, d]), out);
+        return;
+    }
+    // Longest run of two or more zero pieces; the first one on a tie.
+    let (mut best_at, mut best_len) = (8, 0);
+    let mut i = 0;
+    while i < 8 {
+        if p[i] == 0 {
+            let run = p[i..].iter().take_while(|&&x| x == 0).count();
+            if run > best_len {
+                (best_at, best_len) = (i, run);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    if best_len < 2 {
+        best_at = 8;
+    }
+    let mut i = 0;
+    while i < 8 {
+        if i == best_at {
+            out.extend_from_slice(b"::");
+            i += best_len;
+            continue;
+        }
+        if i > 0 && i != best_at + best_len {
+            out.push(b':');
+        }
+        write_hex_lower(p[i], out);
+        i += 1;
+    }
+}
+
+fn write_hex_lower(v: u16, out: &mut Vec<u8>) {
+    let mut started = false;
+    for shift in [12, 8, 4, 0] {
+        let d = (v >> shift) & 0xf;
+        if d != 0 || started || shift == 0 {
+            started = true;
+            out.push(pct::HEX_LOWER[d as usize]);
+        }
     }
 }
 

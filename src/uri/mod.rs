@@ -9,6 +9,7 @@
 // fast tier (`key/simd.rs`), which opts in; everything else is safe.
 #![deny(unsafe_code)]
 
+pub mod compat;
 mod components;
 mod error;
 pub mod host;
@@ -17,6 +18,7 @@ pub mod lenient;
 mod meta;
 pub mod normalize;
 mod parse;
+pub mod path;
 pub mod pct;
 pub mod resolve;
 pub mod scheme;
@@ -260,10 +262,10 @@ impl core::fmt::Display for UriRef<'_> {
 #[cfg(test)]
 mod tests;
 
-/// Test support: the fast single-pass parser and the precise reference
-/// parser on their own, so tests can check that they agree.
-#[doc(hidden)]
-pub mod __private {
+/// The fast single-pass parser and the precise reference parser on their
+/// own, so this crate's tests can check that they agree (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+pub mod parsers {
     /// Component offsets as a comparable tuple, or the error.
     pub type Outcome = Result<[u32; 11], super::ParseError>;
 

@@ -6,7 +6,7 @@
 
 use core::fmt;
 
-use super::table::{self, HEX_UPPER};
+use super::table;
 
 /// A `%` that is not followed by two hexadecimal digits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +42,8 @@ pub fn decode_into(s: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
         let at = i + p;
         out.extend_from_slice(&s[i..at]);
         match (
-            s.get(at + 1).and_then(|&b| table::hex_value(b)),
-            s.get(at + 2).and_then(|&b| table::hex_value(b)),
+            s.get(at + 1).and_then(|&b| hex_value(b)),
+            s.get(at + 2).and_then(|&b| hex_value(b)),
         ) {
             (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
             _ => return Err(DecodeError { index: at }),
@@ -121,6 +121,23 @@ pub fn is_triplet(s: &[u8], i: usize) -> bool {
         && table::is(s[i + 1], table::HEXDIG)
         && table::is(s[i + 2], table::HEXDIG)
 }
+
+/// The value of a hexadecimal digit, or `None`.
+#[inline(always)]
+pub const fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Upper-case hexadecimal digits, for writing `%XX`.
+pub const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Lower-case hexadecimal digits (IPv6 text, `hash` keys).
+pub const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 
 #[cfg(test)]
 mod tests {

@@ -150,7 +150,7 @@ fn merge(base: &UriRef<'_>, r_path: &str) -> String {
 /// ```
 pub fn remove_dot_segments_into(path: &str, out: &mut String) {
     let mut buf = Vec::with_capacity(path.len());
-    super::normalize::remove_dot_segments(path.as_bytes(), &mut buf);
+    super::path::remove_dot_segments(path.as_bytes(), &mut buf);
     // The output is whole segments of the input, so it is valid UTF-8 and
     // this borrows without replacing anything.
     out.push_str(&String::from_utf8_lossy(&buf));

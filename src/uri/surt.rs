@@ -5,13 +5,17 @@
 //! "massaged" form (`com,example)/path?query`) but, unlike it, is
 //! **injective** over `uri` keys: two different keys never share a SURT,
 //! so deduplicating by SURT merges exactly what deduplicating by `uri` key
-//! merges. The grammar (ABNF, RFC 5234; the rules not defined here are
+//! merges. `http` and `https` keys of one host share the prefix
+//! `com,example)`: the `https` scheme is written after the authority, so a
+//! host prefix finds both and the two sort next to each other (all `http`
+//! keys of the host, then all `https` ones, since `/`, `?` and `#` sort
+//! before `h`). The grammar (ABNF, RFC 5234; the rules not defined here are
 //! RFC 3986's):
 //!
 //! ```text
-//! surt           = http-surt / scheme-surt / verbatim-surt
-//! http-surt      = authority-surt path-abempty [ "?" query ] [ "#" fragment ]
-//!                  ; scheme "http", exactly (lower-case)
+//! surt           = web-surt / scheme-surt / verbatim-surt
+//! web-surt       = authority-surt [ "https:" ] path-abempty [ "?" query ] [ "#" fragment ]
+//!                  ; scheme "http" (no "https:") or "https", exactly (lower-case)
 //! scheme-surt    = scheme "://(" authority-surt path-abempty [ "?" query ] [ "#" fragment ]
 //!                  ; any other scheme (or spelling), with an authority
 //! verbatim-surt  = "(" URI-reference
@@ -26,19 +30,24 @@
 //!
 //! Why it is injective: a `verbatim-surt` starts with `(`, which cannot
 //! start the other forms (a `label` has no `(`); a `scheme-surt` contains
-//! `://(` before its first `)`, which an `http-surt` cannot (its host has
-//! no `:` and its port is digits). Inside `authority-surt` the host ends at
-//! the first `:`, `@` or `)`; the port is digits; the userinfo runs to the
-//! last `)` before the first `/`, `?`, `#` or the end (a userinfo has none
-//! of those, and a `path-abempty` starts with `/`). A `reversed-name` has
-//! no `.` and an `IPv4address` has no `,`, and `label`s contain neither,
-//! so the labels come back in order. Everything after the `)` is copied.
+//! `://(` before its first `)`, which a `web-surt` cannot (its host has
+//! no `:` and `/`, its port is digits, its userinfo has no `/`). Inside
+//! `authority-surt` the host ends at the first `:`, `@` or `)`; the port is
+//! digits; the userinfo runs to the last `)` before the first `/`, `?`, `#`
+//! or the end (a userinfo has none of those, `https:` has no `)`, and a
+//! `path-abempty` starts with `/`). What follows that `)` is `https:` only
+//! for `https`, because a `path-abempty`, query or fragment starts with `/`,
+//! `?` or `#`. A `reversed-name` has no `.` and an `IPv4address` has no
+//! `,`, and `label`s contain neither, so the labels come back in order.
+//! Everything after the `)` (and `https:`) is copied.
 //!
 //! ```
 //! use urikey::uri::surt::write_surt;
 //! let surt = |k: &str| { let mut v = Vec::new(); write_surt(k.as_bytes(), &mut v); String::from_utf8(v).unwrap() };
 //! assert_eq!(surt("http://www.example.com/a?b"), "com,example,www)/a?b");
-//! assert_eq!(surt("https://example.com:8443/"), "https://(com,example:8443)/");
+//! assert_eq!(surt("https://www.example.com/a?b"), "com,example,www)https:/a?b");
+//! assert_eq!(surt("https://example.com:8443/"), "com,example:8443)https:/");
+//! assert_eq!(surt("ftp://example.com/"), "ftp://(com,example)/");
 //! assert_eq!(surt("http://u@1.2.3.4/"), "1.2.3.4@u)/");
 //! assert_eq!(surt("mailto:a@b.c"), "(mailto:a@b.c");
 //! ```
@@ -62,7 +71,8 @@ pub fn write_surt(uri_key: &[u8], out: &mut Vec<u8>) {
     if kind == HostKind::RegName && host.iter().any(|&b| table::is(b, table::SUB_DELIMS)) {
         return verbatim(uri_key, out);
     }
-    if scheme != "http" {
+    let web = scheme == "http" || scheme == "https";
+    if !web {
         out.extend_from_slice(scheme.as_bytes());
         out.extend_from_slice(b"://(");
     }
@@ -85,6 +95,9 @@ pub fn write_surt(uri_key: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(userinfo.as_bytes());
     }
     out.push(b')');
+    if scheme == "https" {
+        out.extend_from_slice(HTTPS);
+    }
     // Path, query and fragment: everything after the authority.
     let rest = uri_key.len()
         - u.path().len()
@@ -92,6 +105,9 @@ pub fn write_surt(uri_key: &[u8], out: &mut Vec<u8>) {
         - u.fragment().map_or(0, |f| f.len() + 1);
     out.extend_from_slice(&uri_key[rest..]);
 }
+
+/// What follows the authority of an `https` key.
+const HTTPS: &[u8] = b"https:";
 
 fn verbatim(uri_key: &[u8], out: &mut Vec<u8>) {
     out.push(b'(');
@@ -117,6 +133,18 @@ pub fn parse_surt(surt: &[u8]) -> Option<Vec<u8>> {
         .map_or(surt.len(), |p| auth_from + p);
     let close = surt[..tail_from].iter().rposition(|&b| b == b')')?;
     if close < auth_from {
+        return None;
+    }
+    // `https` is written after the authority of a web SURT.
+    let mut tail = &surt[close + 1..];
+    let scheme = match tail.strip_prefix(HTTPS) {
+        Some(t) if auth_from == 0 => {
+            tail = t;
+            &b"https"[..]
+        }
+        _ => scheme,
+    };
+    if !(tail.is_empty() || matches!(tail[0], b'/' | b'?' | b'#')) {
         return None;
     }
     let auth = &surt[auth_from..close];
@@ -161,7 +189,7 @@ pub fn parse_surt(surt: &[u8]) -> Option<Vec<u8>> {
         key.push(b':');
         key.extend_from_slice(p);
     }
-    key.extend_from_slice(&surt[close + 1..]);
+    key.extend_from_slice(tail);
     Some(key)
 }
 
@@ -192,7 +220,13 @@ mod tests {
             ("http://[::1]:81/", "[::1]:81)/"),
             ("http://10.0.0.1/", "10.0.0.1)/"),
             ("http:///x", ")/x"),
-            ("https://example.com/", "https://(com,example)/"),
+            ("https://example.com/", "com,example)https:/"),
+            ("https://example.com", "com,example)https:"),
+            (
+                "https://u@example.com:8443?q",
+                "com,example:8443@u)https:?q",
+            ),
+            ("ws://example.com/", "ws://(com,example)/"),
             ("ftp://example.com./", "ftp://(,com,example)/"),
             ("http://a,b.c/", "(http://a,b.c/"),
             ("urn:isbn:1", "(urn:isbn:1"),
@@ -218,6 +252,11 @@ mod tests {
             "http://a,b/",
             "https://a/",
             "http://https:/",
+            "https://a",
+            "http://a)https:@b/",
+            "https://a)https:@b/",
+            "http://a/https:",
+            "HTTPS://a/",
             "http://u)@a/",
             "http://a/)/",
             "http://x@y/",

@@ -93,20 +93,6 @@ pub fn is_unreserved(b: u8) -> bool {
     is(b, UNRESERVED)
 }
 
-/// The value of a hexadecimal digit, or `None`.
-#[inline(always)]
-pub const fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-/// Upper-case hexadecimal digits, for writing `%XX`.
-pub const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,7 +120,6 @@ mod tests {
             let scheme = b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.');
             assert_eq!(is(b, SCHEME_CHAR), scheme);
             assert_eq!(is(b, HEXDIG), b.is_ascii_hexdigit());
-            assert_eq!(hex_value(b).is_some(), b.is_ascii_hexdigit());
         }
     }
 }

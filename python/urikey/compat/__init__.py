@@ -1,7 +1,13 @@
-"""Compatibility presets: keys that reproduce another library's canonical form.
+"""Drop-in replacements for other libraries' canonicalizers, byte for byte.
 
-Reserved for the compat presets (``urikey.compat.w3lib.canonicalize_url``,
-``urikey.compat.surt.surt`` and ``compat="w3lib"`` on the keying calls),
-which the library provides through its keying configuration. Nothing is
-implemented here yet.
+``urikey.compat.w3lib.canonicalize_url`` reproduces w3lib 2.5.0 and
+``urikey.compat.surt.surt`` reproduces surt 0.3.1 (the Internet Archive's CDX
+keys), quirks included, through urikey's compatibility presets
+(``compat="w3lib"``, ``"w3lib-keep-fragments"``, ``"ia-surt"`` on every keying
+call). Arguments the presets do not cover raise ``NotImplementedError`` naming
+them. See ``docs/compat.md`` for every reproduced quirk.
 """
+
+from urikey.compat import surt, w3lib
+
+__all__ = ["surt", "w3lib"]

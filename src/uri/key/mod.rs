@@ -1,6 +1,10 @@
 //! Canonical keys: one line in, its normalized URI (or SURT, or hash) out.
 //!
-//! [`Canonicalizer::uri_key`] is the hot function of the dedup engine. It
+//! Build a [`Keyer`] from a [`KeyConfig`] (profile, flags, lenient input,
+//! key format; every part parses from and prints as the command line's
+//! spelling) and call [`Keyer::key`] or [`Keyer::fingerprint`]. This is
+//! the one keying path: the commands, the engine and the bindings all go
+//! through it. [`Keyer::uri_key`], the hot function of the dedup engine,
 //! has two tiers:
 //!
 //! 1. A one-pass writer for the common `http(s)://host[:port]/path?query#frag`
@@ -18,28 +22,34 @@
 //! Written keys live in the reused [`KeyScratch`].
 //!
 //! ```
-//! use urikey::uri::key::{Canonicalizer, KeyFormat, KeyScratch};
-//! let c = Canonicalizer::default();
+//! use urikey::uri::key::{KeyConfig, KeyScratch};
+//! let keyer = "rfc".parse::<KeyConfig>()?.keyer();
 //! let mut scratch = KeyScratch::default();
-//! let key = c.uri_key(b"HTTP://Example.com:80", &mut scratch)?.to_vec();
-//! assert_eq!(key, b"http://example.com/");
-//! let mut out = Vec::new();
-//! c.write_key(&key, KeyFormat::Surt, &mut out);
-//! assert_eq!(out, b"com,example)/");
+//! let key = keyer.key(b"HTTP://Example.com:80", &mut scratch)?;
+//! assert_eq!(key.as_str(), "http://example.com/");
+//!
+//! let surt = "rfc key=surt".parse::<KeyConfig>()?.keyer();
+//! assert_eq!(surt.key(b"HTTP://Example.com:80", &mut scratch)?.as_str(), "com,example)/");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-mod http;
+mod config;
+mod error;
+mod one_pass;
 mod scan;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 
+use super::compat::{Compat, CompatScratch};
 use super::error::ParseError;
 use super::lenient::{self, LenientScratch};
 use super::normalize::{Flag, Flags, NormalizeScratch, Normalizer};
+use super::pct;
 use super::surt;
 use super::RawRef;
-use http::{HttpWriter, Written};
+pub use config::{ConfigError, FlagList, FlagSetting, KeyConfig};
+pub use error::{KeyError, KeyErrorKind};
+use one_pass::{OnePassWriter, Written};
 use scan::Scalar;
 
 /// How a canonical key is written.
@@ -65,10 +75,12 @@ impl KeyFormat {
     }
 }
 
-/// Reusable buffers for [`Canonicalizer::uri_key`]; keep one per thread.
+/// Reusable buffers for [`Keyer`]; keep one per thread.
 #[derive(Default, Debug)]
 pub struct KeyScratch {
     out: Vec<u8>,
+    formatted: Vec<u8>,
+    compat: CompatScratch,
     norm: NormalizeScratch,
     lenient: LenientScratch,
 }
@@ -92,12 +104,19 @@ const FAST_SAFE: Flags = Flags::of(&[
     Flag::RemoveEmptyQuery,
 ]);
 
-/// Turns lines into canonical keys. `Default` is profile `rfc`, strict.
+/// Turns lines into canonical keys: the one keying path. Build it from a
+/// [`KeyConfig`] ([`KeyConfig::keyer`]) or from a [`Normalizer`]
+/// ([`Keyer::new`]). `Default` is profile `rfc`, strict, `uri` keys.
+///
+/// A `Keyer` is immutable, `Send` and `Sync`: share one across threads and
+/// give each thread its own [`KeyScratch`].
 #[derive(Clone, Debug)]
-pub struct Canonicalizer {
+pub struct Keyer {
     normalizer: Normalizer,
     lenient: bool,
-    http: HttpWriter,
+    format: KeyFormat,
+    compat: Option<Compat>,
+    one_pass: OnePassWriter,
     identity: bool,
     scanner: Scanner,
 }
@@ -123,47 +142,113 @@ impl Scanner {
     }
 }
 
-impl Default for Canonicalizer {
+impl Default for Keyer {
     fn default() -> Self {
         Self::new(Normalizer::default())
     }
 }
 
-impl Canonicalizer {
-    /// A canonicalizer with the given normalizer.
+/// A key: a slice of the input when the input was already canonical, or of
+/// the [`KeyScratch`] it was written into. Keys are ASCII.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key<'i, 's> {
+    /// The input (or a prefix of it) is the key.
+    Input(&'i [u8]),
+    /// The key was written into the scratch.
+    Written(&'s [u8]),
+}
+
+impl<'i, 's> Key<'i, 's> {
+    /// The key's bytes.
+    #[inline]
+    pub fn as_bytes(&self) -> &[u8] {
+        match *self {
+            Key::Input(b) => b,
+            Key::Written(b) => b,
+        }
+    }
+
+    /// The key as a string. Keys are ASCII (the strict parser accepts only
+    /// ASCII and lenient mapping percent-encodes the rest), so this never
+    /// loses anything.
+    pub fn as_str(&self) -> &str {
+        core::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    /// The key's length in bytes.
+    pub fn len(&self) -> usize {
+        self.as_bytes().len()
+    }
+
+    /// True for an empty key (only an empty input has one).
+    pub fn is_empty(&self) -> bool {
+        self.as_bytes().is_empty()
+    }
+
+    /// True when the key borrows the input: nothing was written.
+    pub fn is_input(&self) -> bool {
+        matches!(self, Key::Input(_))
+    }
+}
+
+impl core::ops::Deref for Key<'_, '_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl core::fmt::Display for Key<'_, '_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Keyer {
+    /// A keyer with the given normalizer, strict, writing `uri` keys.
     pub fn new(normalizer: Normalizer) -> Self {
         let flags = normalizer.flags();
         Self {
             identity: flags.is_empty(),
-            http: HttpWriter::new(flags, flags.is_subset(FAST_SAFE)),
+            one_pass: OnePassWriter::new(flags, flags.is_subset(FAST_SAFE)),
             normalizer,
             lenient: false,
+            format: KeyFormat::Uri,
+            compat: None,
             scanner: Scanner::detect(),
         }
     }
 
-    /// Use the portable scanner in the fast tier even where the CPU has a
-    /// faster one; the keys are the same (for tests that check both).
-    #[doc(hidden)]
-    pub fn with_portable_scan(mut self) -> Self {
-        self.scanner = Scanner::Scalar;
-        self
+    /// A keyer that gives the keys of another tool, byte for byte (see
+    /// [`compat`](crate::uri::compat)). Its keys are written as the tool
+    /// writes them: the format is `uri` and lenient input does not apply.
+    pub fn compat(preset: Compat) -> Self {
+        Self {
+            one_pass: OnePassWriter::new(Flags::EMPTY, false),
+            identity: false,
+            compat: Some(preset),
+            ..Self::default()
+        }
     }
 
-    /// The fast tier's key of `input` (see [`HttpWriter::key`]).
-    #[inline(always)]
-    fn http_key(&self, input: &[u8], out: &mut Vec<u8>) -> Option<Written> {
-        match self.scanner {
-            Scanner::Scalar => self.http.key(Scalar, input, out),
-            #[cfg(target_arch = "x86_64")]
-            Scanner::Avx2(t) => t.key(&self.http, input, out),
-        }
+    /// The compatibility preset, if this keyer reproduces another tool.
+    pub fn compat_preset(&self) -> Option<Compat> {
+        self.compat
     }
 
     /// Map dirty input the RFC 3987 §3.1 way before parsing (see
     /// [`lenient`]).
     pub fn with_lenient(mut self, lenient: bool) -> Self {
         self.lenient = lenient;
+        self
+    }
+
+    /// Write keys in `format` ([`key`](Self::key)). A compatibility
+    /// preset's keys keep the tool's form: only `uri` applies to them.
+    pub fn with_format(mut self, format: KeyFormat) -> Self {
+        if self.compat.is_none() {
+            self.format = format;
+        }
         self
     }
 
@@ -177,77 +262,124 @@ impl Canonicalizer {
         self.lenient
     }
 
-    /// The canonical `uri` key of one line (without its newline): `input`
-    /// itself when it is already canonical (or a prefix of it, when only a
-    /// removed fragment or empty query differs), else a slice of `scratch`.
+    /// The format [`key`](Self::key) writes.
+    pub fn format(&self) -> KeyFormat {
+        self.format
+    }
+
+    /// The key of one line (without its newline) in this keyer's format.
+    /// A `uri` key borrows the input when the input is already canonical.
     ///
     /// # Errors
-    /// The parse error, with an offset into `input` (also in lenient mode).
+    /// A [`KeyError`] with the byte offset into `input` and the reason.
     #[inline]
-    pub fn uri_key<'a>(
+    pub fn key<'i, 's>(
         &self,
-        input: &'a [u8],
-        scratch: &'a mut KeyScratch,
-    ) -> Result<&'a [u8], ParseError> {
-        if self.http.enabled() {
-            match self.http_key(input, &mut scratch.out) {
-                Some(Written::Prefix(len)) => return Ok(input.get(..len).unwrap_or(input)),
-                Some(Written::Out) => return Ok(&scratch.out),
+        input: &'i [u8],
+        scratch: &'s mut KeyScratch,
+    ) -> Result<Key<'i, 's>, KeyError> {
+        if self.format == KeyFormat::Uri {
+            return self.uri_key(input, scratch);
+        }
+        let KeyScratch { formatted, .. } = scratch;
+        let mut formatted = core::mem::take(formatted);
+        formatted.clear();
+        let result = self.uri_key(input, scratch).map(|k| {
+            write_key(&k, self.format, &mut formatted);
+        });
+        scratch.formatted = formatted;
+        result.map(|()| Key::Written(&scratch.formatted))
+    }
+
+    /// The stable 128-bit fingerprint of the line's `uri` key (see
+    /// [`fingerprint`]); its 32 hex digits are the `hash` key.
+    ///
+    /// # Errors
+    /// As for [`key`](Self::key).
+    #[inline]
+    pub fn fingerprint(&self, input: &[u8], scratch: &mut KeyScratch) -> Result<u128, KeyError> {
+        self.uri_key(input, scratch).map(|k| fingerprint(&k))
+    }
+
+    /// The canonical `uri` key of one line (without its newline), whatever
+    /// the keyer's format: `input` itself when it is already canonical (or
+    /// a prefix of it, when only a removed fragment or empty query
+    /// differs), else a slice of `scratch`. The dedup engine keys on this
+    /// and formats only what it prints ([`write_key`](Self::write_key)).
+    ///
+    /// # Errors
+    /// As for [`key`](Self::key); the offset is into `input` in lenient
+    /// mode too.
+    #[inline(always)]
+    pub fn uri_key<'i, 's>(
+        &self,
+        input: &'i [u8],
+        scratch: &'s mut KeyScratch,
+    ) -> Result<Key<'i, 's>, KeyError> {
+        if self.one_pass.enabled() {
+            match self.one_pass_key(input, &mut scratch.out) {
+                Some(Written::Prefix(len)) => {
+                    return Ok(Key::Input(input.get(..len).unwrap_or(input)))
+                }
+                Some(Written::Out) => return Ok(Key::Written(&scratch.out)),
                 None => {}
             }
         }
-        self.uri_key_slow(input, scratch)
+        self.general_key(input, scratch)
     }
 
-    /// The first tier of [`uri_key`](Self::uri_key) alone: the key when the
-    /// one-pass writer of `scheme://` lines covers `input`, for tests that check it
-    /// against [`uri_key_slow`](Self::uri_key_slow).
-    #[doc(hidden)]
-    pub fn uri_key_http<'a>(
-        &self,
-        input: &'a [u8],
-        scratch: &'a mut KeyScratch,
-    ) -> Option<&'a [u8]> {
-        if !self.http.enabled() {
-            return None;
-        }
-        match self.http_key(input, &mut scratch.out)? {
-            Written::Prefix(len) => input.get(..len),
-            Written::Out => Some(&scratch.out),
+    /// The fast tier's key of `input` (see [`OnePassWriter::key`]).
+    #[inline(always)]
+    fn one_pass_key(&self, input: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+        match self.scanner {
+            Scanner::Scalar => self.one_pass.key(Scalar, input, out),
+            #[cfg(target_arch = "x86_64")]
+            Scanner::Avx2(t) => t.key(&self.one_pass, input, out),
         }
     }
 
-    /// [`uri_key`](Self::uri_key) without its fast tier (only the general
-    /// parser and normalizer), for tests that check both paths agree.
-    #[doc(hidden)]
-    pub fn uri_key_slow<'a>(
+    /// The second tier alone: the general parser and normalizer.
+    fn general_key<'i, 's>(
         &self,
-        input: &'a [u8],
-        scratch: &'a mut KeyScratch,
-    ) -> Result<&'a [u8], ParseError> {
+        input: &'i [u8],
+        scratch: &'s mut KeyScratch,
+    ) -> Result<Key<'i, 's>, KeyError> {
         let KeyScratch {
             out,
             norm,
             lenient: lenient_scratch,
+            compat: compat_scratch,
+            ..
         } = scratch;
+        if let Some(preset) = self.compat {
+            out.clear();
+            preset
+                .write_key(input, out, compat_scratch)
+                .map_err(KeyError::from)?;
+            return Ok(if out.as_slice() == input {
+                Key::Input(input)
+            } else {
+                Key::Written(out)
+            });
+        }
         // A line that strict reading accepts needs no lenient mapping (the
         // mapping leaves every valid URI-reference alone), so strict goes
         // first and the mapping only runs on lines strict reading rejects.
         let strict = self.normalize(input, out, norm);
         let err = match strict {
-            Ok(false) => return Ok(input),
-            Ok(true) => return Ok(out),
+            Ok(false) => return Ok(Key::Input(input)),
+            Ok(true) => return Ok(Key::Written(out)),
             Err(e) => e,
         };
         if self.lenient && lenient::map(input, lenient_scratch) {
-            let mapped: &'a LenientScratch = lenient_scratch;
+            let mapped: &'s LenientScratch = lenient_scratch;
             return match self.normalize(mapped.mapped(), out, norm) {
-                Ok(false) => Ok(mapped.mapped()),
-                Ok(true) => Ok(out),
-                Err(e) => Err(ParseError::new(mapped.origin(e.index()), e.kind())),
+                Ok(false) => Ok(Key::Written(mapped.mapped())),
+                Ok(true) => Ok(Key::Written(out)),
+                Err(e) => Err(ParseError::new(mapped.origin(e.index()), e.kind()).into()),
             };
         }
-        Err(err)
+        Err(err.into())
     }
 
     /// Parses and normalizes `input` into `out`. `Ok(false)`: the key is
@@ -269,13 +401,52 @@ impl Canonicalizer {
         Ok(out.as_slice() != input)
     }
 
-    /// Appends `uri_key` written in `format` to `out`.
-    pub fn write_key(&self, uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
-        write_key(uri_key, format, out);
+    /// Appends `uri_key` (a key made by [`uri_key`](Self::uri_key)) written
+    /// in this keyer's format to `out`.
+    pub fn write_key(&self, uri_key: &[u8], out: &mut Vec<u8>) {
+        write_key(uri_key, self.format, out);
     }
 }
 
-/// Appends `uri_key` (a key made by [`Canonicalizer::uri_key`]) written in
+/// Each tier of [`Keyer::uri_key`] on its own, and the portable scanner, for
+/// this crate's tests, benchmarks and fuzz targets (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+impl Keyer {
+    /// The general tier alone (parser and normalizer).
+    ///
+    /// # Errors
+    /// As for [`key`](Self::key).
+    pub fn general_tier_key<'i, 's>(
+        &self,
+        input: &'i [u8],
+        scratch: &'s mut KeyScratch,
+    ) -> Result<Key<'i, 's>, KeyError> {
+        self.general_key(input, scratch)
+    }
+
+    /// The one-pass tier alone: `None` when it does not cover `input`.
+    pub fn one_pass_tier_key<'i, 's>(
+        &self,
+        input: &'i [u8],
+        scratch: &'s mut KeyScratch,
+    ) -> Option<Key<'i, 's>> {
+        if !self.one_pass.enabled() {
+            return None;
+        }
+        match self.one_pass_key(input, &mut scratch.out)? {
+            Written::Prefix(len) => input.get(..len).map(Key::Input),
+            Written::Out => Some(Key::Written(&scratch.out)),
+        }
+    }
+
+    /// The same keyer with the portable scanner in the one-pass tier.
+    pub fn with_portable_scan(mut self) -> Self {
+        self.scanner = Scanner::Scalar;
+        self
+    }
+}
+
+/// Appends `uri_key` (a key made by [`Keyer::uri_key`]) written in
 /// `format` to `out`.
 pub fn write_key(uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
     match format {
@@ -284,7 +455,7 @@ pub fn write_key(uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
         KeyFormat::Hash => {
             let h = fingerprint(uri_key);
             for shift in (0..32).rev() {
-                out.push(b"0123456789abcdef"[((h >> (shift * 4)) & 0xf) as usize]);
+                out.push(pct::HEX_LOWER[((h >> (shift * 4)) & 0xf) as usize]);
             }
         }
     }

@@ -1,5 +1,5 @@
 //! Byte classes and the run scanners of the fast tier of
-//! [`uri_key`](super::Canonicalizer::uri_key): [`Scalar`], eight bytes at a
+//! [`uri_key`](super::Keyer::uri_key): [`Scalar`], eight bytes at a
 //! time on any target, and on x86_64 with AVX2 the 32-at-a-time scanner of
 //! the `simd` module. Both implement [`Scan`], and the fast tier is written
 //! once, generic over it.

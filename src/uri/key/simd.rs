@@ -26,7 +26,7 @@ use core::arch::x86_64::{
     _mm256_srli_epi16, _mm_setr_epi8,
 };
 
-use super::http::{HttpWriter, Written};
+use super::one_pass::{OnePassWriter, Written};
 use super::scan::{Scalar, Scan, CLASSES};
 
 /// Proof that the running CPU has AVX2; made only by [`Avx2::detect`].
@@ -39,19 +39,19 @@ impl Avx2 {
         std::is_x86_feature_detected!("avx2").then_some(Avx2(()))
     }
 
-    /// The fast tier's key of `s` (see [`HttpWriter::key`]), scanned with
+    /// The fast tier's key of `s` (see [`OnePassWriter::key`]), scanned with
     /// AVX2.
     #[inline]
-    pub(super) fn key(self, w: &HttpWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+    pub(super) fn key(self, w: &OnePassWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
         // SAFETY: `self` proves the CPU has AVX2, the only feature
         // `key_avx2` enables.
         unsafe { key_avx2(self, w, s, out) }
     }
 }
 
-/// [`HttpWriter::key`] compiled with AVX2.
+/// [`OnePassWriter::key`] compiled with AVX2.
 #[target_feature(enable = "avx2")]
-fn key_avx2(t: Avx2, w: &HttpWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+fn key_avx2(t: Avx2, w: &OnePassWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
     w.key(t, s, out)
 }
 

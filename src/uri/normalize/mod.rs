@@ -28,252 +28,28 @@
 //! nothing (the property tests check this for random flag sets).
 //!
 //! ```
+//! use urikey::uri::key::{KeyScratch, Keyer};
 //! use urikey::uri::normalize::{Flag, Normalizer, Profile};
-//! let n = Normalizer::default(); // profile `rfc`
-//! assert_eq!(n.normalize_str("HTTP://Example.COM:80/a/./b/%7e")?, "http://example.com/a/b/~");
-//! let crawl = Normalizer::profile(Profile::Crawl).with(Flag::SortQuery);
-//! assert_eq!(crawl.normalize_str("http://0x7f.1/?b=2&a=1#top")?, "http://127.0.0.1/?a=1&b=2");
+//! let mut scratch = KeyScratch::default();
+//! let rfc = Keyer::new(Normalizer::default()); // profile `rfc`
+//! let key = rfc.key(b"HTTP://Example.COM:80/a/./b/%7e", &mut scratch)?;
+//! assert_eq!(key.as_str(), "http://example.com/a/b/~");
+//! let crawl = Keyer::new(Normalizer::profile(Profile::Crawl).with(Flag::SortQuery));
+//! let key = crawl.key(b"http://0x7f.1/?b=2&a=1#top", &mut scratch)?;
+//! assert_eq!(key.as_str(), "http://127.0.0.1/?a=1&b=2");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use core::fmt;
-
-use super::error::ParseError;
+use super::host::{parse_ipv4_number_form, write_ipv4, write_ipv6};
 use super::meta::HostKind;
+use super::path::{has_dot_segment, remove_dot_segments};
 use super::scheme::{self, SchemeInfo};
-use super::table::{self, HEX_UPPER};
-use super::{RawRef, UriRef};
+use super::RawRef;
+use super::{pct, table};
 
-macro_rules! flags {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )*) => {
-        /// One normalization step. See the [module docs](self) for profiles.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        #[repr(u8)]
-        pub enum Flag {
-            $( $(#[$doc])* $variant, )*
-        }
+mod flags;
 
-        impl Flag {
-            /// Every flag, in the order they are documented.
-            pub const ALL: &'static [Flag] = &[$(Flag::$variant),*];
-
-            /// The flag's name on the command line (`lowercase-scheme`, ...).
-            pub const fn name(self) -> &'static str {
-                match self {
-                    $( Flag::$variant => $name, )*
-                }
-            }
-        }
-    };
-}
-
-flags! {
-    /// Lower-case the scheme (§6.2.2.1, the scheme is case-insensitive, §3.1).
-    LowercaseScheme = "lowercase-scheme",
-    /// Lower-case a reg-name host and the hex of an IP-literal (§6.2.2.1);
-    /// percent-encodings inside the host keep upper-case hex.
-    LowercaseHost = "lowercase-host",
-    /// Upper-case the hex digits of every percent-encoding (§6.2.2.1).
-    UppercaseEscapes = "uppercase-escapes",
-    /// Decode percent-encoded unreserved characters (`ALPHA DIGIT - . _ ~`)
-    /// in every component (§6.2.2.2), host included.
-    DecodeUnreserved = "decode-unreserved",
-    /// Apply `remove_dot_segments` (§5.2.4) to the path of a URI that has a
-    /// scheme (§6.2.2.3). A rootless path is processed too, as §5.2.4 is
-    /// written (`foo:a/../b` becomes `foo:/b`; fluent-uri leaves rootless
-    /// paths alone). A result that would start with `//` without an
-    /// authority keeps a `/.` prefix (`foo:/.//x`, as WHATWG URL and
-    /// fluent-uri do), or it would re-parse as an authority.
-    RemoveDotSegments = "remove-dot-segments",
-    /// Drop the `:` of an empty port (§3.2.3: "URI producers and normalizers
-    /// should omit the port component and its ':' delimiter if port is
-    /// empty").
-    RemoveEmptyPort = "remove-empty-port",
-    /// Drop a port equal to the scheme's default (§6.2.3), compared as a
-    /// decimal number (§3.2.3), so `:080` goes too.
-    RemoveDefaultPort = "remove-default-port",
-    /// An empty path after an authority becomes `/` for `http`, `https`,
-    /// `ws`, `wss` and `ftp` (§6.2.3).
-    EmptyPathSlash = "empty-path-slash",
-    /// Drop the fragment: it is never sent to a server (§3.5).
-    RemoveFragment = "remove-fragment",
-    /// Write an IPv6 literal in the RFC 5952 §4 text form (lower-case, no
-    /// leading zeros, longest zero run compressed; IPv4-mapped addresses keep
-    /// their dotted tail, §5).
-    Ipv6Canonical = "ipv6-canonical",
-    /// Rewrite the hex, octal, short and single-number IPv4 forms
-    /// (`0x7f.1`, `2130706433`) to dotted decimal for `http`-like schemes,
-    /// as browsers read them (WHATWG URL, IPv4 parser).
-    Ipv4Canonical = "ipv4-canonical",
-    /// UTS #46 ToASCII of a host written as (percent-encoded) UTF-8, for
-    /// the schemes of the [scheme table](super::scheme), whose hosts are
-    /// DNS names.
-    Idna = "idna",
-    /// Drop the trailing dots of a reg-name host (`example.com.`): DNS
-    /// resolves the fully qualified name the same way.
-    RemoveTrailingHostDot = "remove-trailing-host-dot",
-    /// Drop a `?` that introduces an empty query.
-    RemoveEmptyQuery = "remove-empty-query",
-    /// Opt-in: stable sort of `&`-separated query parameters by raw bytes
-    /// (never re-encoded); empty parameters (`a&&b`) of a non-empty query
-    /// are dropped, and so is the `?` when nothing is left.
-    SortQuery = "sort-query",
-    /// Opt-in: drop the query parameters named in the normalizer's list
-    /// (exact names, or prefixes written `utm_*`).
-    RemoveQueryParams = "remove-query-params",
-    /// Opt-in: drop session ids (`jsessionid`, `phpsessid`, `sid`,
-    /// `aspsessionid*`, ...) from the query and `;jsessionid=` path params.
-    StripSessionIds = "strip-session-ids",
-    /// Opt-in: drop leading `www.` labels of a reg-name host.
-    RemoveWww = "remove-www",
-    /// Opt-in: drop the trailing `/` of a path other than `/`.
-    RemoveTrailingSlash = "remove-trailing-slash",
-    /// Opt-in: add a `/` after a last segment that has no `.` (directory
-    /// guess). `remove-trailing-slash` wins when both are set.
-    AddTrailingSlash = "add-trailing-slash",
-    /// Opt-in: collapse runs of `/` in the path (URIs with an authority).
-    RemoveDuplicateSlashes = "remove-duplicate-slashes",
-    /// Opt-in: drop a last segment that is a directory index
-    /// (`index.html`, `index.php`, `default.asp`, ...).
-    RemoveDirectoryIndex = "remove-directory-index",
-}
-
-impl Flag {
-    /// The flag named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Flag> {
-        Self::ALL.iter().copied().find(|f| f.name() == name)
-    }
-
-    const fn bit(self) -> u32 {
-        1 << self as u8
-    }
-}
-
-impl fmt::Display for Flag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// A set of [`Flag`]s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub struct Flags(u32);
-
-impl Flags {
-    /// No flag.
-    pub const EMPTY: Flags = Flags(0);
-
-    /// The set holding exactly `flags`.
-    pub const fn of(flags: &[Flag]) -> Flags {
-        let mut bits = 0;
-        let mut i = 0;
-        while i < flags.len() {
-            bits |= flags[i].bit();
-            i += 1;
-        }
-        Flags(bits)
-    }
-
-    /// Is `flag` in the set?
-    #[inline(always)]
-    pub const fn has(self, flag: Flag) -> bool {
-        self.0 & flag.bit() != 0
-    }
-
-    /// The set with `flag` added.
-    pub const fn with(self, flag: Flag) -> Flags {
-        Flags(self.0 | flag.bit())
-    }
-
-    /// The set with `flag` removed.
-    pub const fn without(self, flag: Flag) -> Flags {
-        Flags(self.0 & !flag.bit())
-    }
-
-    /// The union of two sets.
-    pub const fn union(self, other: Flags) -> Flags {
-        Flags(self.0 | other.0)
-    }
-
-    /// Is every flag of `self` in `other`?
-    pub const fn is_subset(self, other: Flags) -> bool {
-        self.0 & !other.0 == 0
-    }
-
-    /// Is the set empty?
-    pub const fn is_empty(self) -> bool {
-        self.0 == 0
-    }
-
-    /// The flags of the set, in documentation order.
-    pub fn iter(self) -> impl Iterator<Item = Flag> {
-        Flag::ALL.iter().copied().filter(move |f| self.has(*f))
-    }
-}
-
-/// A named set of flags.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Profile {
-    /// No normalization: the key is the (valid) input.
-    None,
-    /// RFC 3986 §6.2.2, syntax-based normalization.
-    Syntax,
-    /// §6.2.2 plus §6.2.3, scheme-based normalization (the default).
-    #[default]
-    Rfc,
-    /// `rfc` plus the crawl rules that never merge URLs a server tells apart
-    /// (fragment, IP and IDNA host forms, trailing host dot, empty query).
-    Crawl,
-}
-
-impl Profile {
-    /// Every profile.
-    pub const ALL: &'static [Profile] =
-        &[Profile::None, Profile::Syntax, Profile::Rfc, Profile::Crawl];
-
-    /// The flags of the profile.
-    pub const fn flags(self) -> Flags {
-        use Flag::*;
-        const SYNTAX: Flags = Flags::of(&[
-            LowercaseScheme,
-            LowercaseHost,
-            UppercaseEscapes,
-            DecodeUnreserved,
-            RemoveDotSegments,
-            RemoveEmptyPort,
-        ]);
-        const RFC: Flags = SYNTAX.union(Flags::of(&[RemoveDefaultPort, EmptyPathSlash]));
-        const CRAWL: Flags = RFC.union(Flags::of(&[
-            RemoveFragment,
-            Ipv6Canonical,
-            Ipv4Canonical,
-            Idna,
-            RemoveTrailingHostDot,
-            RemoveEmptyQuery,
-        ]));
-        match self {
-            Profile::None => Flags::EMPTY,
-            Profile::Syntax => SYNTAX,
-            Profile::Rfc => RFC,
-            Profile::Crawl => CRAWL,
-        }
-    }
-
-    /// The profile's name (`none`, `syntax`, `rfc`, `crawl`).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Profile::None => "none",
-            Profile::Syntax => "syntax",
-            Profile::Rfc => "rfc",
-            Profile::Crawl => "crawl",
-        }
-    }
-
-    /// The profile named `name`, if any.
-    pub fn from_name(name: &str) -> Option<Profile> {
-        Self::ALL.iter().copied().find(|p| p.name() == name)
-    }
-}
+pub use flags::{Flag, Flags, Profile};
 
 /// A query parameter name to drop: exact, or a prefix (`utm_*`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -317,7 +93,7 @@ impl Default for Normalizer {
     }
 }
 
-/// Reusable buffers for [`Normalizer::normalize_with`]; keeping one per
+/// Reusable buffers for the normalizer's writer; keeping one per
 /// thread avoids any allocation once the buffers have grown.
 #[derive(Default, Debug, Clone)]
 pub struct NormalizeScratch {
@@ -382,37 +158,10 @@ impl Normalizer {
         self.flags.has(flag)
     }
 
-    /// Parses `s` strictly and returns its normalized form.
-    ///
-    /// # Errors
-    /// The [`ParseError`] when `s` is not a URI-reference.
-    pub fn normalize_str(&self, s: &str) -> Result<String, ParseError> {
-        let u = UriRef::parse(s)?;
-        let mut out = Vec::with_capacity(s.len() + 1);
-        self.normalize_into(&u, &mut out);
-        // The output is ASCII: every byte written is either copied from the
-        // (ASCII) input or an ASCII byte produced here.
-        Ok(String::from_utf8_lossy(&out).into_owned())
-    }
-
-    /// Appends the normalized form of `u` to `out`.
-    pub fn normalize_into(&self, u: &UriRef<'_>, out: &mut Vec<u8>) {
-        self.normalize_with(u, out, &mut NormalizeScratch::default());
-    }
-
     /// Appends the normalized form of `u` to `out`, using `scratch` for the
-    /// temporary buffers (no allocation once they have grown).
-    pub fn normalize_with(
-        &self,
-        u: &UriRef<'_>,
-        out: &mut Vec<u8>,
-        scratch: &mut NormalizeScratch,
-    ) {
-        self.normalize_raw(&u.raw(), out, scratch);
-    }
-
-    /// [`normalize_with`](Self::normalize_with) for a reference parsed
-    /// from bytes.
+    /// temporary buffers (no allocation once they have grown). The public
+    /// way in is [`Keyer`](crate::uri::key::Keyer), whose one-pass tier
+    /// skips this for most lines.
     pub(crate) fn normalize_raw(
         &self,
         u: &RawRef<'_>,
@@ -428,7 +177,7 @@ impl Normalizer {
                 Flag::UppercaseEscapes,
                 Flag::DecodeUnreserved,
             ]);
-            let f = Flags(f.0 & only.0);
+            let f = f.intersection(only);
             Writer {
                 f,
                 n: self,
@@ -731,7 +480,7 @@ pub(crate) fn pct_normalize(src: &[u8], out: &mut Vec<u8>, decode: bool, upper: 
                 return;
             }
         };
-        match (table::hex_value(h), table::hex_value(l)) {
+        match (pct::hex_value(h), pct::hex_value(l)) {
             (Some(hv), Some(lv)) => {
                 let byte = hv << 4 | lv;
                 if decode && table::is_unreserved(byte) {
@@ -758,64 +507,6 @@ fn lowercase_outside_escapes(s: &mut [u8]) {
         } else {
             s[i] = s[i].to_ascii_lowercase();
             i += 1;
-        }
-    }
-}
-
-/// Does the path hold a `.` or `..` segment?
-fn has_dot_segment(path: &[u8]) -> bool {
-    // A dot-segment starts at a '.' that begins a segment, and ends at the
-    // end or at a '/' after one or two dots.
-    let ends = |q: usize| !matches!(path.get(q), Some(&b) if b != b'/');
-    memchr::memchr_iter(b'.', path).any(|p| {
-        let starts = p == 0 || path[p - 1] == b'/';
-        starts && (ends(p + 1) || (path.get(p + 1) == Some(&b'.') && ends(p + 2)))
-    })
-}
-
-/// `remove_dot_segments` of RFC 3986 §5.2.4, appending the result to `out`.
-///
-/// The loop follows the five rules of the RFC on a shrinking input slice;
-/// "remove the last segment and its preceding '/' (if any) from the output
-/// buffer" truncates `out` back to its last `/` after `base`.
-pub fn remove_dot_segments(input: &[u8], out: &mut Vec<u8>) {
-    let base = out.len();
-    let pop = |out: &mut Vec<u8>| {
-        let cut = out[base..]
-            .iter()
-            .rposition(|&b| b == b'/')
-            .map_or(base, |p| base + p);
-        out.truncate(cut);
-    };
-    let mut rest = input;
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix(b"../") {
-            rest = r; // A
-        } else if let Some(r) = rest.strip_prefix(b"./") {
-            rest = r; // A
-        } else if rest.starts_with(b"/./") {
-            rest = &rest[2..]; // B: "/./" becomes "/"
-        } else if rest == b"/." {
-            out.push(b'/'); // B: "/." becomes "/", which E then moves
-            break;
-        } else if rest.starts_with(b"/../") {
-            rest = &rest[3..]; // C: "/../" becomes "/"
-            pop(out);
-        } else if rest == b"/.." {
-            pop(out); // C: "/.." becomes "/"
-            out.push(b'/');
-            break;
-        } else if rest == b"." || rest == b".." {
-            break; // D
-        } else {
-            // E: move the first segment, with its leading "/" if any.
-            let skip = usize::from(rest[0] == b'/');
-            let end = rest[skip..]
-                .iter()
-                .position(|&b| b == b'/')
-                .map_or(rest.len(), |p| p + skip);
-            out.extend_from_slice(&rest[..end]);
-            rest = &rest[end..];
         }
     }
 }
@@ -908,7 +599,7 @@ fn idna_host(out: &mut Vec<u8>, start: usize, tmp: &mut Vec<u8>) {
     let mut i = 0;
     while i < host.len() {
         if host[i] == b'%' && i + 2 < host.len() {
-            match (table::hex_value(host[i + 1]), table::hex_value(host[i + 2])) {
+            match (pct::hex_value(host[i + 1]), pct::hex_value(host[i + 2])) {
                 (Some(h), Some(l)) => {
                     let byte = h << 4 | l;
                     if byte < 0x80 {
@@ -941,133 +632,4 @@ fn idna_host(out: &mut Vec<u8>, start: usize, tmp: &mut Vec<u8>) {
     }
     out.truncate(start);
     out.extend_from_slice(ascii.as_bytes());
-}
-
-/// Reads a host the way the WHATWG URL IPv4 parser does: one to four
-/// dot-separated numbers, each decimal, octal (`0` prefix) or hex (`0x`),
-/// the last one filling the remaining bytes; one trailing dot is allowed.
-/// Returns `None` for anything else, including out-of-range values.
-pub fn parse_ipv4_number_form(host: &[u8]) -> Option<u32> {
-    let host = host.strip_suffix(b".").unwrap_or(host);
-    if host.is_empty() {
-        return None;
-    }
-    let mut parts = [0u64; 4];
-    let mut count = 0;
-    for part in host.split(|&b| b == b'.') {
-        if count == 4 {
-            return None;
-        }
-        parts[count] = parse_ipv4_number(part)?;
-        count += 1;
-    }
-    let (last, init) = parts[..count].split_last()?;
-    if init.iter().any(|&p| p > 255) {
-        return None;
-    }
-    let last_bits = 8 * (5 - count as u32);
-    if *last >= 1u64 << last_bits {
-        return None;
-    }
-    let mut addr: u64 = 0;
-    for (i, &p) in init.iter().enumerate() {
-        addr |= p << (24 - 8 * i as u32);
-    }
-    Some((addr | last) as u32)
-}
-
-fn parse_ipv4_number(s: &[u8]) -> Option<u64> {
-    if s.is_empty() {
-        return None;
-    }
-    let (digits, radix) = if s.len() >= 2 && s[0] == b'0' && (s[1] == b'x' || s[1] == b'X') {
-        (&s[2..], 16)
-    } else if s.len() >= 2 && s[0] == b'0' {
-        (&s[1..], 8)
-    } else {
-        (s, 10)
-    };
-    let mut value: u64 = 0;
-    for &b in digits {
-        let d = u64::from(table::hex_value(b)?);
-        if d >= radix {
-            return None;
-        }
-        value = value.checked_mul(radix)?.checked_add(d)?;
-        if value > u64::from(u32::MAX) {
-            return None;
-        }
-    }
-    Some(value)
-}
-
-/// Writes an IPv4 address in dotted decimal.
-fn write_ipv4(addr: u32, out: &mut Vec<u8>) {
-    for (i, b) in addr.to_be_bytes().iter().enumerate() {
-        if i > 0 {
-            out.push(b'.');
-        }
-        write_decimal(u32::from(*b), out);
-    }
-}
-
-fn write_decimal(v: u32, out: &mut Vec<u8>) {
-    if v >= 10 {
-        write_decimal(v / 10, out);
-    }
-    out.push(b'0' + (v % 10) as u8);
-}
-
-/// Writes eight IPv6 pieces in the RFC 5952 §4 text form (without
-/// brackets). An IPv4-mapped address (`::ffff:0:0/96`) keeps its last 32
-/// bits in dotted decimal (§5).
-pub fn write_ipv6(p: &[u16; 8], out: &mut Vec<u8>) {
-    if p[..5] == [0; 5] && p[5] == 0xffff {
-        out.extend_from_slice(b"::ffff:");
-        let [a, b] = p[6].to_be_bytes();
-        let [c, d] = p[7].to_be_bytes();
-        write_ipv4(u32::from_be_bytes([a, b, c, d]), out);
-        return;
-    }
-    // Longest run of two or more zero pieces; the first one on a tie.
-    let (mut best_at, mut best_len) = (8, 0);
-    let mut i = 0;
-    while i < 8 {
-        if p[i] == 0 {
-            let run = p[i..].iter().take_while(|&&x| x == 0).count();
-            if run > best_len {
-                (best_at, best_len) = (i, run);
-            }
-            i += run;
-        } else {
-            i += 1;
-        }
-    }
-    if best_len < 2 {
-        best_at = 8;
-    }
-    let mut i = 0;
-    while i < 8 {
-        if i == best_at {
-            out.extend_from_slice(b"::");
-            i += best_len;
-            continue;
-        }
-        if i > 0 && i != best_at + best_len {
-            out.push(b':');
-        }
-        write_hex_lower(p[i], out);
-        i += 1;
-    }
-}
-
-fn write_hex_lower(v: u16, out: &mut Vec<u8>) {
-    let mut started = false;
-    for shift in [12, 8, 4, 0] {
-        let d = (v >> shift) & 0xf;
-        if d != 0 || started || shift == 0 {
-            started = true;
-            out.push(HEX_UPPER[d as usize].to_ascii_lowercase());
-        }
-    }
 }

@@ -1,4 +1,4 @@
-//! The fast tier of [`uri_key`](super::Canonicalizer::uri_key): one pass
+//! The fast tier of [`uri_key`](super::Keyer::uri_key): one pass
 //! over a `scheme://[userinfo@]host[:port]/path?query#frag` line that
 //! checks it and applies the normalization rules straight from its bytes.
 //! The web schemes (`http`, `https`, `ws`, `wss`, `ftp`) are matched as one
@@ -11,7 +11,7 @@
 //! walks every component again and writes a copy. This writer reads each
 //! byte once, eight at a time where it can, and writes nothing until the
 //! first change: a canonical line is its own key, and a changed one is
-//! written from its unchanged runs and the edits ([`Lazy`]).
+//! written from its unchanged runs and the edits ([`CopyOnWrite`]).
 //!
 //! It hands anything it does not cover to the general path (`None`): a
 //! reference without `://` (relative, `urn:`, `mailto:`...), an IPvFuture
@@ -24,14 +24,16 @@ use super::scan::{
     hex, Scan, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
 };
 use crate::uri::host;
-use crate::uri::normalize::{write_ipv6, Flag, Flags};
+use crate::uri::host::write_ipv6;
+use crate::uri::normalize::{Flag, Flags};
+use crate::uri::path::remove_dot_segments_in_place;
 use crate::uri::pct;
 use crate::uri::scheme;
 use crate::uri::table;
 
 /// The flags of one canonicalizer, read once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct HttpWriter {
+pub(super) struct OnePassWriter {
     enabled: bool,
     lowercase_scheme: bool,
     lowercase_host: bool,
@@ -49,7 +51,7 @@ pub(super) struct HttpWriter {
     host_rules: bool,
 }
 
-impl HttpWriter {
+impl OnePassWriter {
     /// The writer for `flags`; `enabled` says whether the flags allow it.
     pub(super) fn new(flags: Flags, enabled: bool) -> Self {
         Self {
@@ -83,13 +85,13 @@ impl HttpWriter {
     ///
     /// The line is scanned once; while it needs no change nothing is
     /// written, and positions in `out` equal positions in `s`. The first
-    /// change copies the clean prefix to `out` (see [`Lazy`]).
+    /// change copies the clean prefix to `out` (see [`CopyOnWrite`]).
     #[inline(always)]
     pub(super) fn key<S: Scan>(&self, sc: S, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
         if s.len() >= u32::MAX as usize {
             return None; // the parser's TooLong error
         }
-        let mut w = Lazy {
+        let mut w = CopyOnWrite {
             s,
             out,
             from: 0,
@@ -204,7 +206,7 @@ impl HttpWriter {
     /// by `://`: returns its length, default port and whether an empty path
     /// is `/` for it.
     #[inline(never)]
-    fn other_scheme(&self, w: &mut Lazy<'_>) -> Option<(usize, Option<u16>, bool)> {
+    fn other_scheme(&self, w: &mut CopyOnWrite<'_>) -> Option<(usize, Option<u16>, bool)> {
         let s = w.s;
         if !s.first()?.is_ascii_alphabetic() {
             return None;
@@ -238,7 +240,7 @@ impl HttpWriter {
     fn host_port<S: Scan>(
         &self,
         sc: S,
-        w: &mut Lazy<'_>,
+        w: &mut CopyOnWrite<'_>,
         start: usize,
         default_port: Option<u16>,
     ) -> Option<usize> {
@@ -278,7 +280,7 @@ impl HttpWriter {
     /// Reads `userinfo "@"` from `s[start]` (escape rules only, no case
     /// change); returns the index of the `@`.
     #[inline(never)]
-    fn userinfo<S: Scan>(&self, sc: S, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+    fn userinfo<S: Scan>(&self, sc: S, w: &mut CopyOnWrite<'_>, start: usize) -> Option<usize> {
         let mut i = start;
         loop {
             i = sc.skip::<F_USERINFO>(w.s, i);
@@ -294,7 +296,7 @@ impl HttpWriter {
     /// Reads an IPv6 literal `[...]` from `s[start]`; returns where it
     /// ends. An IPvFuture literal is the general path's.
     #[inline(never)]
-    fn ip_literal(&self, w: &mut Lazy<'_>, start: usize) -> Option<usize> {
+    fn ip_literal(&self, w: &mut CopyOnWrite<'_>, start: usize) -> Option<usize> {
         let s = w.s;
         let close = start + s.get(start..)?.iter().position(|&b| b == b']')?;
         let inner = s.get(start + 1..close)?;
@@ -341,7 +343,7 @@ impl HttpWriter {
     /// Handles the escape at `s[i]` (checked): rewrites it when the escape
     /// rules change it and `write` is set. Returns the octet it encodes.
     #[inline(always)]
-    fn escape(&self, w: &mut Lazy<'_>, i: usize, write: bool) -> Option<u8> {
+    fn escape(&self, w: &mut CopyOnWrite<'_>, i: usize, write: bool) -> Option<u8> {
         let (&h, &l) = (w.s.get(i + 1)?, w.s.get(i + 2)?);
         let (hv, lv) = (hex(h), hex(l));
         if (hv | lv) & 16 != 0 {
@@ -365,7 +367,7 @@ impl HttpWriter {
     fn escaped<S: Scan>(
         &self,
         sc: S,
-        w: &mut Lazy<'_>,
+        w: &mut CopyOnWrite<'_>,
         mut i: usize,
         write: bool,
     ) -> Option<usize> {
@@ -432,12 +434,13 @@ impl HttpWriter {
 /// it is written in lower case.
 #[inline(always)]
 fn scheme_of(head: u64) -> Option<(&'static [u8], u16, bool)> {
+    // Names and default ports come from the one scheme table.
     const SCHEMES: [WebScheme; 5] = [
-        WebScheme::new(b"http", 80),
-        WebScheme::new(b"https", 443),
-        WebScheme::new(b"ftp", 21),
-        WebScheme::new(b"ws", 80),
-        WebScheme::new(b"wss", 443),
+        WebScheme::of(scheme::HTTP),
+        WebScheme::of(scheme::HTTPS),
+        WebScheme::of(scheme::FTP),
+        WebScheme::of(scheme::WS),
+        WebScheme::of(scheme::WSS),
     ];
     SCHEMES.iter().find_map(|w| {
         ((head | w.fold) & w.mask == w.word).then_some((w.name, w.port, head & w.mask == w.word))
@@ -457,7 +460,12 @@ struct WebScheme {
 }
 
 impl WebScheme {
-    const fn new(name: &'static [u8], port: u16) -> Self {
+    const fn of(info: scheme::SchemeInfo) -> Self {
+        let name = info.name.as_bytes();
+        let port = match info.default_port {
+            Some(p) => p,
+            None => 0,
+        };
         let mut word = [0u8; 8];
         let mut i = 0;
         while i < name.len() {
@@ -477,7 +485,7 @@ impl WebScheme {
     }
 }
 
-/// What [`HttpWriter::key`] found.
+/// What [`OnePassWriter::key`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Written {
     /// The key is `s[..len]`.
@@ -490,14 +498,14 @@ pub(super) enum Written {
 /// `dirty` is false, `out` is not used at all and `from` is 0: the key so
 /// far is a prefix of `s`, so a position in the key is the same position in
 /// `s`. The first edit copies that prefix to `out`.
-struct Lazy<'a> {
+struct CopyOnWrite<'a> {
     s: &'a [u8],
     out: &'a mut Vec<u8>,
     from: usize,
     dirty: bool,
 }
 
-impl Lazy<'_> {
+impl CopyOnWrite<'_> {
     /// Replaces `s[at..resume]` (with `from <= at <= resume`) by `with`.
     #[inline(always)]
     fn edit(&mut self, at: usize, resume: usize, with: &[u8]) {
@@ -552,62 +560,6 @@ impl Lazy<'_> {
     }
 }
 
-/// `remove_dot_segments` (RFC 3986 §5.2.4) of the path at `out[start..]`,
-/// which is empty or starts with `/`, in place; `out[from]` is the `/`
-/// before the first segment that may be a dot segment (or `from` is
-/// `start`).
-///
-/// For such a path the five rules of the RFC amount to a stack of
-/// segments: a `.` segment is dropped, a `..` segment drops the segment
-/// before it (if any), and either one leaves a trailing `/` when it is the
-/// last. The result is never longer than the path, so it is written over
-/// it, segment by segment. The tests compare it with
-/// [`remove_dot_segments`](crate::uri::normalize::remove_dot_segments) on
-/// every short path.
-fn remove_dot_segments_in_place(out: &mut Vec<u8>, start: usize, from: usize) {
-    let end = out.len();
-    // Segments before `from` (a '/' in the path, or its start) are plain:
-    // they stay where they are.
-    let from = from.clamp(start, end);
-    let mut r = from; // at the '/' before the next segment
-    let mut w = from; // end of the output path
-    while r < end {
-        let mut seg_end = r + 1;
-        while seg_end < end && out[seg_end] != b'/' {
-            seg_end += 1;
-        }
-        // out[r + 1..seg_end] is the segment.
-        let dot = |k: usize| out[r + k] == b'.';
-        let (single, double) = match seg_end - r - 1 {
-            1 => (dot(1), false),
-            2 => (false, dot(1) && dot(2)),
-            _ => (false, false),
-        };
-        if single || double {
-            if double {
-                // Drop the last output segment and its '/'.
-                while w > start {
-                    w -= 1;
-                    if out[w] == b'/' {
-                        break;
-                    }
-                }
-            }
-            if seg_end == end {
-                out[w] = b'/';
-                w += 1;
-            }
-        } else {
-            if w != r {
-                out.copy_within(r..seg_end, w);
-            }
-            w += seg_end - r;
-        }
-        r = seg_end;
-    }
-    out.truncate(w);
-}
-
 /// Does a path segment end at `j` (end, `/`, `?` or `#`)?
 #[inline(always)]
 fn segment_ends(s: &[u8], j: usize) -> bool {
@@ -633,49 +585,10 @@ mod tests {
     }
 
     #[test]
-    fn dot_segments_in_place_match_the_rfc_algorithm() {
-        // Every path of up to nine bytes over "/", ".", "a" that starts
-        // with "/", and the empty path.
-        let mut paths = vec![Vec::new()];
-        let mut frontier = vec![b"/".to_vec()];
-        for _ in 0..9 {
-            let mut next = Vec::new();
-            for p in &frontier {
-                for b in [b'/', b'.', b'a'] {
-                    let mut q = p.clone();
-                    q.push(b);
-                    next.push(q);
-                }
-            }
-            paths.append(&mut frontier);
-            frontier = next;
-        }
-        paths.append(&mut frontier);
-        assert!(paths.len() > 9000);
-        for path in paths {
-            let mut want = b"http://h".to_vec();
-            crate::uri::normalize::remove_dot_segments(&path, &mut want);
-            let mut got = b"http://h".to_vec();
-            got.extend_from_slice(&path);
-            remove_dot_segments_in_place(&mut got, 8, 8);
-            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
-            // Starting at the '/' before the first dot segment.
-            let first = path
-                .windows(2)
-                .position(|w| w == b"/.")
-                .map_or(path.len(), |p| p);
-            let mut got = b"http://h".to_vec();
-            got.extend_from_slice(&path);
-            remove_dot_segments_in_place(&mut got, 8, 8 + first);
-            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&path));
-        }
-    }
-
-    #[test]
     fn hex_table_matches_hex_value() {
         for b in 0..=255u8 {
             let h = hex(b);
-            match table::hex_value(b) {
+            match pct::hex_value(b) {
                 Some(v) => {
                     assert_eq!(h & 15, v, "{b:#x}");
                     assert_eq!(h & 16, 0, "{b:#x}");

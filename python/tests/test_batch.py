@@ -1,0 +1,201 @@
+"""Batch calls: input kinds, odd values, a 10-million URL batch, the GIL."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import duckdb
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import urikey
+
+
+def test_none_empty_and_non_ascii() -> None:
+    c = urikey.Canonicalizer("crawl", lenient=True)
+    urls = [None, "", "http://exämple.com/ü?q=ß", "HTTP://A.com", None]
+    assert c.canonicalize_many(urls) == [
+        None,
+        "",  # the empty string is a valid (empty) relative reference
+        "http://xn--exmple-cua.com/%C3%BC?q=%C3%9F",
+        "http://a.com/",
+        None,
+    ]
+    strict = urikey.Canonicalizer("crawl")
+    assert strict.canonicalize_many(["http://exämple.com/"]) == [None]
+    with pytest.raises(urikey.InvalidURIError) as err:
+        strict.canonicalize("http://exämple.com/")
+    assert err.value.index == len("http://ex")  # a byte offset, before the ä
+    assert c.fingerprints([None, "a:"])[0] is None
+    assert c.unique_mask([None, "a:", None, "a:"]) == [False, True, False, False]
+
+
+def test_lone_surrogates_do_not_crash() -> None:
+    lone = "http://example.com/\udc80"
+    with pytest.raises(urikey.InvalidURIError) as err:
+        urikey.canonicalize(lone)
+    assert err.value.index == len("http://example.com/")
+    assert urikey.Canonicalizer().canonicalize_many([lone, "a:"]) == [None, "a:"]
+    # Lenient mode escapes the surrogate's bytes, as the CLI escapes them in a file.
+    assert urikey.canonicalize(lone, lenient=True) == "http://example.com/%ED%B2%80"
+    with pytest.raises(urikey.InvalidURIError):
+        urikey.parse(lone)
+    with pytest.raises(urikey.InvalidURIError):
+        urikey.fingerprint("\ud800")
+
+
+@pytest.mark.parametrize("bad", [b"http://a/", bytearray(b"a:"), 5, object()])
+def test_non_str_is_a_type_error(bad: object) -> None:
+    c = urikey.Canonicalizer()
+    for call in (c.canonicalize, c.fingerprint, urikey.canonicalize, urikey.parse):
+        with pytest.raises(TypeError):
+            call(bad)  # type: ignore[operator]
+    for batch in (c.canonicalize_many, c.fingerprints, c.unique_mask, urikey.Deduplicator().add):
+        with pytest.raises(TypeError, match=r"urls\[1\]"):
+            batch(["a:", bad])  # type: ignore[operator]
+    with pytest.raises(TypeError):
+        urikey.resolve("http://a/", bad)  # type: ignore[arg-type]
+
+
+def test_a_batch_must_be_a_collection() -> None:
+    c = urikey.Canonicalizer()
+    for bad in ["http://a/", b"http://a/", 5]:
+        with pytest.raises(TypeError):
+            c.canonicalize_many(bad)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match="strings"):
+        c.canonicalize_many(pa.array([1, 2]))
+
+
+def test_input_kinds_give_the_same_kind_back() -> None:
+    c = urikey.Canonicalizer("crawl")
+    urls = ["HTTP://A.com/x#f", None, "http://[", "http://b.com/"]
+    want = ["http://a.com/x", None, None, "http://b.com/"]
+    assert c.canonicalize_many(urls) == want
+    assert c.canonicalize_many(tuple(urls)) == want
+    assert c.canonicalize_many(iter(urls)) == want
+    out = c.canonicalize_many(pa.array(urls))
+    assert isinstance(out, pa.StringArray) and out.to_pylist() == want
+    table = pa.table({"url": urls})
+    assert c.canonicalize_many(table).to_pylist() == want
+    series = c.canonicalize_many(pl.Series("u", urls))
+    assert isinstance(series, pl.Series) and series.to_list() == want
+    frame = pd.DataFrame({"url": urls}, index=[10, 11, 12, 13])
+    keys = c.canonicalize_many(frame["url"])
+    assert isinstance(keys, pd.Series)
+    assert list(keys.index) == [10, 11, 12, 13] and keys.name == "url"
+    assert [None if pd.isna(v) else v for v in keys] == want
+    mask = c.unique_mask(pa.array(["a:", "a:", None]))
+    assert isinstance(mask, pa.BooleanArray) and mask.to_pylist() == [True, False, False]
+    assert c.unique_mask(pl.Series(["a:", "A:"])).to_list() == [True, False]
+    # A DuckDB relation: a stream of one-column record batches.
+    rel = duckdb.sql("select * from (values ('HTTP://A.com/x#f'), (NULL), ('http://[')) t(url)")
+    out = c.canonicalize_many(rel)
+    assert isinstance(out, pa.ChunkedArray)
+    assert out.to_pylist() == ["http://a.com/x", None, None]
+    # Slices (an offset into shared buffers) and all-null arrays.
+    sliced = c.canonicalize_many(pa.array(["x", *urls, "y"]).slice(1, len(urls)))
+    assert sliced.to_pylist() == want
+    assert c.canonicalize_many(pa.nulls(3)).to_pylist() == [None, None, None]
+    assert c.canonicalize_many([]) == []
+    assert c.canonicalize_many(pa.array([], pa.string())).to_pylist() == []
+
+
+def test_unchanged_urls_come_back_as_the_same_objects() -> None:
+    url = "http://example.com/already/canonical"
+    assert urikey.canonicalize(url) is url
+    assert urikey.Canonicalizer().canonicalize_many([url])[0] is url
+
+
+def test_on_invalid_raise_gives_the_position() -> None:
+    c = urikey.Canonicalizer()
+    with pytest.raises(urikey.InvalidURIError) as err:
+        c.canonicalize_many(["a:", None, "http://a b/", "http://[/"], on_invalid="raise")
+    assert (err.value.position, err.value.index, err.value.reason) == (2, 8, "invalid-host")
+    with pytest.raises(urikey.InvalidURIError) as err:
+        c.canonicalize_many(pa.array(["a:", "http://[/"]), on_invalid="raise")
+    assert err.value.position == 1
+    with pytest.raises(ValueError, match="on_invalid"):
+        c.canonicalize_many(["a:"], on_invalid="skip")  # type: ignore[call-overload]
+
+
+def test_errors_carry_index_and_reason() -> None:
+    with pytest.raises(urikey.InvalidURIError) as err:
+        urikey.canonicalize("http://host:80a/")
+    e = err.value
+    assert isinstance(e, ValueError)
+    assert e.index == 14 and e.reason == "invalid-port" and e.position is None
+    assert "byte 14" in str(e)
+    with pytest.raises(ValueError, match="unknown profile"):
+        urikey.Canonicalizer("fast")
+    with pytest.raises(ValueError, match="unknown normalization flag"):
+        urikey.Canonicalizer(enable=["sort-querys"])
+    with pytest.raises(ValueError, match="key format"):
+        urikey.Canonicalizer(key="md5")
+    with pytest.raises(ValueError, match="no scheme"):
+        urikey.resolve("/relative", "g")
+
+
+def test_ten_million_urls() -> None:
+    n = 10_000_000
+    # Built by Arrow kernels: a Python loop would spend most of the test here.
+    ids = pa.array(np.arange(n)).cast(pa.string())
+    hosts = pc.binary_join_element_wise(
+        "http://Host", pa.array(np.arange(n) % 1000).cast(pa.string()), ".example/p/", ""
+    )
+    urls = pc.binary_join_element_wise(hosts, ids, "")
+    c = urikey.Canonicalizer()
+    arrow = c.canonicalize_many(urls)
+    assert len(arrow) == n and arrow.null_count == 0
+    assert arrow[123_456].as_py() == "http://host456.example/p/123456"
+    as_list = urls.to_pylist()
+    del arrow
+    keys = c.canonicalize_many(as_list)
+    assert len(keys) == n
+    assert keys[0] == "http://host0.example/p/0"
+    assert keys[n - 1] == f"http://host{(n - 1) % 1000}.example/p/{n - 1}"
+    del keys
+    mask = c.unique_mask(pa.array(as_list[:1000] * 10))
+    assert mask.true_count == 1000
+
+
+def test_other_threads_run_during_a_batch() -> None:
+    urls = [f"http://example.com/a/./b/{i}?q=%7e" for i in range(3_000_000)]
+    c = urikey.Canonicalizer()
+    ticks = 0
+    stop = threading.Event()
+
+    def spin() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+
+    worker = threading.Thread(target=spin)
+    worker.start()
+    try:
+        time.sleep(0.05)
+        before = ticks
+        c.canonicalize_many(urls)
+        during = ticks - before
+    finally:
+        stop.set()
+        worker.join()
+    # Holding the GIL for the whole call would leave the counter almost still.
+    assert during > 10_000, during
+
+
+def test_deduplicator_across_batches() -> None:
+    d = urikey.Deduplicator("crawl")
+    assert d.add(["http://a.com/#x", "http://A.com/", None, "http://["]) == [
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert d.add(pa.array(["http://a.com", "http://b.com/"])).to_pylist() == [False, True]
+    assert len(d) == 2
+    assert d.memory_bytes > 0

@@ -1,0 +1,137 @@
+"""`Deduplicator` and `dedup_file` against `urikey dedup`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from conftest import PROFILES, SAMPLE, sample_lines
+
+import urikey
+
+
+def cli_dedup(cli: Path, tmp: Path, *args: str) -> tuple[bytes, dict[str, object]]:
+    stats = tmp / "stats.json"
+    out = subprocess.run(
+        [str(cli), "dedup", str(SAMPLE), "--quiet", "--stats-json", str(stats), *args],
+        check=True,
+        capture_output=True,
+    ).stdout
+    return out, json.loads(stats.read_text())
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["strict", "lenient"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_deduplicator_across_batches_equals_one_dedup(
+    cli: Path, tmp_path: Path, profile: str, lenient: bool
+) -> None:
+    args = ["--profile", profile, "--emit", "original"] + (["--lenient"] if lenient else [])
+    want, _ = cli_dedup(cli, tmp_path, *args)
+    lines = sample_lines()
+    d = urikey.Deduplicator(profile, lenient=lenient)
+    kept: list[str] = []
+    # Uneven batches, lists and Arrow arrays mixed.
+    for i, start in enumerate(range(0, len(lines), 7000)):
+        batch = lines[start : start + 7000]
+        if i % 2:
+            mask = d.add(pa.array(batch)).to_pylist()
+        else:
+            mask = d.add(batch)
+        kept.extend(line for line, new in zip(batch, mask, strict=True) if new)
+    got = "".join(line + "\n" for line in kept).encode()
+    assert got == want
+    assert len(d) == len(kept)
+
+
+@pytest.mark.parametrize("key", ["uri", "surt", "hash"])
+@pytest.mark.parametrize("profile", PROFILES)
+def test_dedup_file_equals_the_cli(cli: Path, tmp_path: Path, profile: str, key: str) -> None:
+    want, want_stats = cli_dedup(
+        cli,
+        tmp_path,
+        "--profile",
+        profile,
+        "--key",
+        key,
+        "--lenient",
+        "--rejects",
+        str(tmp_path / "cli-rejects.txt"),
+    )
+    out = tmp_path / "out.txt"
+    rejects = tmp_path / "rejects.txt"
+    stats = urikey.dedup_file(SAMPLE, out, profile=profile, key=key, lenient=True, rejects=rejects)
+    assert out.read_bytes() == want
+    assert rejects.read_bytes() == (tmp_path / "cli-rejects.txt").read_bytes()
+    assert set(stats) == set(want_stats)
+    for name in ["lines", "bytes", "blank", "invalid", "invalid_by_reason", "unique", "duplicates"]:
+        assert stats[name] == want_stats[name], name  # type: ignore[literal-required]
+    assert stats["duplicate_ratio"] == pytest.approx(want_stats["duplicate_ratio"], abs=1e-6)
+
+
+def test_dedup_file_options(cli: Path, tmp_path: Path) -> None:
+    tsv = tmp_path / "in.tsv"
+    tsv.write_text("".join(f"{i}\t{u}\n" for i, u in enumerate(sample_lines()[:5000])))
+    want = subprocess.run(
+        [
+            str(cli),
+            "dedup",
+            str(tsv),
+            str(tsv),
+            "--field",
+            "2",
+            "--emit",
+            "original",
+            "--profile",
+            "crawl",
+            "--quiet",
+            "--threads",
+            "1",
+        ],
+        check=True,
+        capture_output=True,
+    ).stdout
+    out = tmp_path / "out.tsv"
+    stats = urikey.dedup_file(
+        [tsv, str(tsv)], out, field=2, emit="original", profile="crawl", threads=1
+    )
+    assert out.read_bytes() == want
+    assert stats["threads"] == 1
+    with pytest.raises(ValueError, match="emit"):
+        urikey.dedup_file(tsv, out, emit="both")  # type: ignore[arg-type]
+    with pytest.raises(OSError, match="cannot open"):
+        urikey.dedup_file(tmp_path / "missing.txt", tmp_path / "never.txt")
+    assert not (tmp_path / "never.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.tsv", "out.tsv"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_keyboard_interrupt_leaves_no_output(tmp_path: Path) -> None:
+    # The input is a pipe that stays open, so the run cannot end by itself.
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    out = tmp_path / "out.txt"
+    code = f"import urikey; urikey.dedup_file({str(fifo)!r}, {str(out)!r})"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL
+    )
+    try:
+        with open(fifo, "wb") as pipe:
+            block = "".join(f"http://example.com/{i}\n" for i in range(200_000)).encode()
+            for _ in range(5):
+                pipe.write(block)
+            pipe.flush()
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0
+    assert b"KeyboardInterrupt" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.fifo"]

@@ -1,0 +1,110 @@
+//! Phase 2, in parallel over shards: each shard inserts its buckets in
+//! chunk order and flags the lines that were new, so "first seen" never
+//! depends on threads, chunk size or batch boundaries.
+
+use std::sync::atomic::Ordering;
+
+use super::super::fpset::Insert;
+use super::super::shard::ShardSet;
+use super::{ChunkState, Entry, NEW};
+
+/// One shard: its set, and with counts, a count and the global index of
+/// each key.
+pub struct ShardState {
+    set: ShardSet,
+    counts: Vec<u64>,
+    /// The global index of each key (with counts), set by phase 3.
+    pub(super) global: Vec<u64>,
+}
+
+impl ShardState {
+    /// An empty shard.
+    pub fn new(exact: bool, counting: bool) -> Self {
+        Self {
+            set: ShardSet::new(exact, counting),
+            counts: Vec::new(),
+            global: Vec::new(),
+        }
+    }
+
+    /// Distinct keys in this shard.
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+
+    /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
+    /// Returns how many were new.
+    pub fn insert_batch(
+        &mut self,
+        s: usize,
+        works: &[ChunkState],
+        exact: bool,
+        counting: bool,
+    ) -> u64 {
+        let counts = &mut self.counts;
+        let mut new = 0u64;
+        // What follows an insert: the count, the line's flag.
+        let mut record = |w: &ChunkState, e: &Entry, ins: Insert| {
+            let id = ins.id();
+            if counting {
+                let id = id as usize;
+                if ins.is_new() {
+                    if counts.len() <= id {
+                        counts.resize(id + 1, 0);
+                    }
+                    counts[id] = 1;
+                } else if let Some(c) = counts.get_mut(id) {
+                    *c += 1;
+                }
+            }
+            let flag = if ins.is_new() {
+                NEW | (id & !NEW)
+            } else {
+                id & !NEW
+            };
+            new += u64::from(ins.is_new());
+            if let Some(f) = w.flags.get(e.rec as usize) {
+                f.store(flag, Ordering::Relaxed);
+            }
+        };
+        // One loop per kind of set: no dispatch per entry.
+        match &mut self.set {
+            ShardSet::Fingerprints(t) => {
+                for w in works {
+                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                        record(w, e, ins);
+                    });
+                }
+            }
+            ShardSet::FingerprintIds(t) => {
+                for w in works {
+                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                        record(w, e, ins);
+                    });
+                }
+            }
+            set @ ShardSet::Exact(_) => {
+                for w in works {
+                    for e in &w.buckets[s] {
+                        let key = match w.recs.get(e.rec as usize) {
+                            Some(rec) if exact => w.key(rec),
+                            _ => &[],
+                        };
+                        let ins = set.insert(e.fingerprint(), key);
+                        record(w, e, ins);
+                    }
+                }
+            }
+        }
+        new
+    }
+
+    /// Adds this shard's counts into `counts`, indexed by global index.
+    pub fn scatter_counts(&self, counts: &mut [u64]) {
+        for (id, &g) in self.global.iter().enumerate() {
+            if let (Some(slot), Some(&c)) = (counts.get_mut(g as usize), self.counts.get(id)) {
+                *slot = c;
+            }
+        }
+    }
+}

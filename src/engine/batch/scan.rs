@@ -1,0 +1,141 @@
+//! Phase 1, in parallel over chunks: every line becomes a key and a
+//! fingerprint, or an [`Invalid`] record; fingerprints are bucketed by
+//! shard.
+
+use std::sync::atomic::AtomicU32;
+
+use crate::uri::key::{fingerprint, KeyScratch};
+
+use super::super::lines::{find_field, trim_cr};
+use super::super::shard::{shard_of, SHARDS};
+use super::super::Problem;
+use super::{ChunkState, Entry, Invalid, LineRec, ScanConfig};
+
+impl ChunkState {
+    /// Phase 1: keys, fingerprints and shard buckets for every line.
+    pub fn scan(&mut self, cfg: &ScanConfig<'_>, scratch: &mut KeyScratch) {
+        self.recs.clear();
+        self.arena.clear();
+        self.invalid.clear();
+        self.buckets.resize_with(SHARDS, Vec::new);
+        for b in &mut self.buckets {
+            b.clear();
+        }
+        self.lines = 0;
+        self.blank = 0;
+        self.out.clear();
+        let Some(chunk) = &self.chunk else { return };
+        let data = chunk.bytes();
+        let truncated_tail = chunk.truncated_tail;
+        let mut pos = 0usize;
+        let mut ordinal = 0u32;
+        let mut newlines = memchr::memchr_iter(b'\n', data);
+        while pos < data.len() {
+            let (end, next) = match newlines.next() {
+                Some(i) => (i, i + 1),
+                None => (data.len(), data.len()),
+            };
+            let cut_short = truncated_tail && next == data.len() && end == data.len();
+            let raw = &data[pos..end];
+            let line = trim_cr(raw);
+            let line = if cut_short { raw } else { line };
+            // `pos` and lengths fit in u32: chunks are capped well below 4 GiB.
+            let start = pos as u32;
+            if line.is_empty() {
+                self.blank += 1;
+            } else if cut_short || line.len() > cfg.max_line_bytes {
+                let len = line.len().min(cfg.max_line_bytes) as u32;
+                self.invalid.push(Invalid {
+                    ordinal,
+                    start,
+                    len,
+                    index: cfg.max_line_bytes as u32,
+                    problem: Problem::LineTooLong,
+                });
+            } else {
+                let (field_start, url) = match cfg.field {
+                    None => (0, Some(line)),
+                    Some(f) => match find_field(line, f) {
+                        Some((s, e)) => (s, line.get(s..e)),
+                        None => (line.len(), None),
+                    },
+                };
+                match url {
+                    None => self.invalid.push(Invalid {
+                        ordinal,
+                        start,
+                        len: line.len() as u32,
+                        index: field_start as u32,
+                        problem: Problem::MissingField,
+                    }),
+                    Some(url) => match cfg.keyer.uri_key(url, scratch) {
+                        Err(e) => self.invalid.push(Invalid {
+                            ordinal,
+                            start,
+                            len: line.len() as u32,
+                            index: (field_start + e.index()) as u32,
+                            problem: Problem::Key(e.kind()),
+                        }),
+                        Ok(key) => {
+                            let key = key.as_bytes();
+                            let fp = fingerprint(key);
+                            let shard = shard_of(fp);
+                            let rec = self.recs.len() as u32;
+                            let (key_start, key_in_arena) = if !cfg.keep_keys {
+                                (0, false)
+                            } else if let Some(at) = offset_within(data, key) {
+                                (at as u32, false)
+                            } else {
+                                let at = self.arena.len();
+                                self.arena.extend_from_slice(key);
+                                // The newline lets the writer print the key
+                                // and its newline as one piece.
+                                self.arena.push(b'\n');
+                                (at as u32, true)
+                            };
+                            self.recs.push(LineRec {
+                                start,
+                                len: line.len() as u32,
+                                newline_follows: next == end + 1 && line.len() == raw.len(),
+                                key_start,
+                                key_len: key.len() as u32,
+                                key_in_arena,
+                                // Fewer than 256 shards, so this is lossless.
+                                shard: shard as u8,
+                            });
+                            self.buckets[shard].push(Entry {
+                                fp: [fp as u64, (fp >> 64) as u64],
+                                rec,
+                            });
+                        }
+                    },
+                }
+            }
+            ordinal += 1;
+            pos = next;
+        }
+        self.lines = u64::from(ordinal);
+        self.flags.clear();
+        self.flags
+            .resize_with(self.recs.len(), || AtomicU32::new(0));
+    }
+}
+
+/// Where `inner` starts within `outer`, when it is a sub-slice of it.
+fn offset_within(outer: &[u8], inner: &[u8]) -> Option<usize> {
+    let o = outer.as_ptr() as usize;
+    let i = inner.as_ptr() as usize;
+    (i >= o && i + inner.len() <= o + outer.len() && !inner.is_empty()).then(|| i - o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_offset_within() {
+        let v = b"hello world".to_vec();
+        assert_eq!(offset_within(&v, &v[6..]), Some(6));
+        assert_eq!(offset_within(&v, b"world"), None);
+    }
+}

@@ -1,0 +1,221 @@
+//! The streaming seen-set: a caller feeds batches of lines (or of
+//! fingerprints) and learns, line by line, whether each key is new. "First
+//! seen" means feed order, across all batches. Python's `Deduplicator` and
+//! the Spark integration are built on it.
+//!
+//! ```
+//! use urikey::engine::{SeenSet, Verdict};
+//! use urikey::uri::key::KeyConfig;
+//! let mut seen = SeenSet::new(KeyConfig::default().keyer());
+//! let first = seen.add(&[Some("http://a/x"), Some("HTTP://A/x"), None]);
+//! assert_eq!(first, [Verdict::New, Verdict::Duplicate, Verdict::Null]);
+//! let second = seen.add(&[Some("http://a:80/x"), Some("http://a/ y")]);
+//! assert_eq!(second[0], Verdict::Duplicate);
+//! assert!(matches!(second[1], Verdict::Invalid(_)));
+//! assert_eq!(seen.len(), 1);
+//! ```
+
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use super::fpset::FingerprintTable;
+use super::shard::{shard_of, SHARDS};
+use crate::uri::key::{KeyError, KeyScratch, Keyer};
+
+/// Batches at least this long are keyed on several threads; below it the
+/// hand-off costs more than it saves (a key takes about 0.1 µs).
+const PARALLEL_MIN: usize = 4096;
+
+/// What [`SeenSet::add`] says of one line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The first line with this key.
+    New,
+    /// A line whose key was seen before (in this batch or an earlier one).
+    Duplicate,
+    /// The line has no key.
+    Invalid(KeyError),
+    /// There was no line (`None`).
+    Null,
+}
+
+impl Verdict {
+    /// True for [`Verdict::New`].
+    pub fn is_new(self) -> bool {
+        self == Verdict::New
+    }
+}
+
+/// A set of the keys seen so far, fed batch by batch. It keeps the 128-bit
+/// fingerprint of each distinct key (see the engine's collision bound), so
+/// memory grows with the number of distinct keys only. `Send + Sync`.
+#[derive(Debug)]
+pub struct SeenSet {
+    keyer: Keyer,
+    shards: Vec<FingerprintTable<false>>,
+    pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+impl SeenSet {
+    /// An empty set keyed by `keyer`; large batches are keyed on rayon's
+    /// global thread pool.
+    pub fn new(keyer: Keyer) -> Self {
+        Self {
+            keyer,
+            shards: (0..SHARDS).map(|_| FingerprintTable::default()).collect(),
+            pool: None,
+        }
+    }
+
+    /// Key large batches on a pool of `threads` threads (0: rayon's global
+    /// pool, one thread per core).
+    ///
+    /// # Errors
+    /// The threads cannot be started.
+    pub fn with_threads(mut self, threads: usize) -> Result<Self, rayon::ThreadPoolBuildError> {
+        self.pool = if threads == 0 {
+            None
+        } else {
+            Some(Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()?,
+            ))
+        };
+        Ok(self)
+    }
+
+    /// The keyer.
+    pub fn keyer(&self) -> &Keyer {
+        &self.keyer
+    }
+
+    /// Number of distinct keys seen.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(FingerprintTable::len).sum()
+    }
+
+    /// True when no key was seen yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of memory held by the set.
+    pub fn heap_bytes(&self) -> usize {
+        self.shards.iter().map(FingerprintTable::heap_bytes).sum()
+    }
+
+    /// Keys every line and adds the keys, in order: the verdict of each
+    /// line says whether its key is new.
+    pub fn add<L: AsRef<[u8]> + Sync>(&mut self, lines: &[Option<L>]) -> Vec<Verdict> {
+        let fingerprints = self.fingerprints(lines);
+        fingerprints
+            .into_iter()
+            .map(|fp| match fp {
+                Some(Ok(fp)) => self.insert(fp),
+                Some(Err(e)) => Verdict::Invalid(e),
+                None => Verdict::Null,
+            })
+            .collect()
+    }
+
+    /// Adds fingerprints (as [`Keyer::fingerprint`] makes them), in order:
+    /// `true` where the fingerprint is new.
+    pub fn add_fingerprints(&mut self, fingerprints: &[u128]) -> Vec<bool> {
+        fingerprints
+            .iter()
+            .map(|&fp| self.insert(fp).is_new())
+            .collect()
+    }
+
+    /// Is the key of `line` in the set? (`Err` when it has none.)
+    ///
+    /// # Errors
+    /// The line's key error.
+    pub fn contains(&self, line: &[u8]) -> Result<bool, KeyError> {
+        let fp = self.keyer.fingerprint(line, &mut KeyScratch::default())?;
+        Ok(self.shards[shard_of(fp)].contains(fp))
+    }
+
+    fn insert(&mut self, fp: u128) -> Verdict {
+        if self.shards[shard_of(fp)].insert(fp).is_new() {
+            Verdict::New
+        } else {
+            Verdict::Duplicate
+        }
+    }
+
+    /// The fingerprint of every line, on several threads for large batches.
+    fn fingerprints<L: AsRef<[u8]> + Sync>(
+        &self,
+        lines: &[Option<L>],
+    ) -> Vec<Option<Result<u128, KeyError>>> {
+        let keyer = &self.keyer;
+        let one = |scratch: &mut KeyScratch, line: &Option<L>| {
+            line.as_ref()
+                .map(|l| keyer.fingerprint(l.as_ref(), scratch))
+        };
+        if lines.len() < PARALLEL_MIN {
+            let mut scratch = KeyScratch::default();
+            return lines.iter().map(|l| one(&mut scratch, l)).collect();
+        }
+        let run = || {
+            lines
+                .par_iter()
+                .with_min_len(1024)
+                .map_init(KeyScratch::default, one)
+                .collect()
+        };
+        match &self.pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uri::key::KeyConfig;
+
+    #[test]
+    fn seen_set_first_seen_is_feed_order_across_batches() {
+        let keyer = KeyConfig::default().keyer();
+        let lines: Vec<String> = (0..20_000)
+            .map(|i| format!("HTTP://Example.com/{}", i % 7_000))
+            .collect();
+        let opt: Vec<Option<&str>> = lines.iter().map(|l| Some(l.as_str())).collect();
+        let mut one = SeenSet::new(keyer.clone());
+        let all = one.add(&opt);
+        let mut batched = SeenSet::new(keyer.clone()).with_threads(2).unwrap();
+        let mut pieces = Vec::new();
+        for part in opt.chunks(4_999) {
+            pieces.extend(batched.add(part));
+        }
+        assert_eq!(all, pieces);
+        assert_eq!(one.len(), 7_000);
+        assert_eq!(all.iter().filter(|v| v.is_new()).count(), 7_000);
+        assert!(all[..7_000].iter().all(|v| v.is_new()));
+        assert!(one.contains(b"http://example.com/5").unwrap());
+
+        let fps: Vec<u128> = lines[..10]
+            .iter()
+            .map(|l| {
+                keyer
+                    .fingerprint(l.as_bytes(), &mut KeyScratch::default())
+                    .unwrap()
+            })
+            .collect();
+        let mut by_fp = SeenSet::new(keyer);
+        assert_eq!(by_fp.add_fingerprints(&fps), vec![true; 10]);
+        assert_eq!(by_fp.add_fingerprints(&fps[..2]), vec![false; 2]);
+    }
+
+    #[test]
+    fn seen_set_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<SeenSet>();
+        check::<Keyer>();
+    }
+}

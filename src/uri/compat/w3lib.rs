@@ -1,0 +1,612 @@
+//! `w3lib.url.canonicalize_url(url)` of w3lib 2.5.0 (default arguments,
+//! optionally `keep_fragments=True`), on CPython 3.11.
+//!
+//! The steps follow the reference's order, because its quirks come from
+//! the order: the URL is split WHATWG-style, every part is made "safe"
+//! (percent-encoded with a per-part set), and only then is the query
+//! decoded, sorted and re-encoded and the path decoded and re-encoded.
+
+use super::pyip::{self, PyIp};
+use super::unicode::{self, Ucd};
+use super::{CompatError, Reason, W3libScratch};
+
+/// A byte set as a 256-entry table.
+type Set = [bool; 256];
+
+const fn set(extra: &[u8], minus: &[u8]) -> Set {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+        c += 1;
+    }
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < minus.len() {
+        t[minus[i] as usize] = false;
+        i += 1;
+    }
+    t
+}
+
+/// RFC 3986 unreserved: what `urlencode` leaves alone.
+const UNRESERVED: Set = set(b"", b"");
+/// Userinfo: unreserved and sub-delims except `;` and `=` (no `%`: the
+/// userinfo is decoded first, so every `%` left is a literal one).
+const USERINFO_SAFEST: Set = set(b"!$&'()*+,", b"");
+/// Path, query and fragment on the first, "make it safe" pass: reserved,
+/// unreserved and `%`, minus `#[]|`.
+const PATH_SAFEST: Set = set(b":/?#[]@!$&'()*+,;=|%", b"#[]|");
+/// The query of a special scheme also escapes `'` (URL Standard).
+const SPECIAL_QUERY_SAFEST: Set = set(b":/?#[]@!$&'()*+,;=|%", b"#[]|'");
+/// The path on the second pass keeps `[`, `]` and `|` as they are.
+const PATH_SAFE: Set = set(b":/?[]@!$&'()*+,;=|%", b"");
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+#[inline]
+fn quote_byte(b: u8, safe: &Set, out: &mut Vec<u8>) {
+    if safe[b as usize] {
+        out.push(b);
+    } else {
+        out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+    }
+}
+
+fn quote(data: &[u8], safe: &Set, out: &mut Vec<u8>) {
+    for &b in data {
+        quote_byte(b, safe, out);
+    }
+}
+
+#[inline]
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The `%HH` at `s[i..]`, if `s[i]` is `%` and two hex digits follow.
+#[inline]
+fn escape_at(s: &[u8], i: usize) -> Option<u8> {
+    if s.get(i) != Some(&b'%') {
+        return None;
+    }
+    Some(hex(*s.get(i + 1)?)? << 4 | hex(*s.get(i + 2)?)?)
+}
+
+/// Percent-decoding (`+` to space with `plus`), appended to `out`.
+fn unquote(s: &[u8], plus: bool, out: &mut Vec<u8>) {
+    let mut i = 0;
+    while i < s.len() {
+        if let Some(b) = escape_at(s, i) {
+            out.push(b);
+            i += 3;
+        } else {
+            out.push(if plus && s[i] == b'+' { b' ' } else { s[i] });
+            i += 1;
+        }
+    }
+}
+
+/// Schemes whose URLs are "special" in the URL Standard.
+fn is_special(scheme: &str) -> bool {
+    matches!(scheme, "ftp" | "file" | "http" | "https" | "ws" | "wss")
+}
+
+/// `urllib.parse.uses_params` of CPython 3.11.
+fn uses_params(scheme: &str) -> bool {
+    matches!(
+        scheme,
+        "" | "ftp"
+            | "hdl"
+            | "prospero"
+            | "http"
+            | "imap"
+            | "https"
+            | "shttp"
+            | "rtsp"
+            | "rtsps"
+            | "rtspu"
+            | "sip"
+            | "sips"
+            | "mms"
+            | "sftp"
+            | "tel"
+    )
+}
+
+/// `urllib.parse.uses_netloc` of CPython 3.11 (without `''`, which the
+/// caller never asks about).
+fn uses_netloc(scheme: &str) -> bool {
+    matches!(
+        scheme,
+        "ftp"
+            | "http"
+            | "gopher"
+            | "nntp"
+            | "telnet"
+            | "imap"
+            | "wais"
+            | "file"
+            | "mms"
+            | "https"
+            | "shttp"
+            | "snews"
+            | "prospero"
+            | "rtsp"
+            | "rtsps"
+            | "rtspu"
+            | "rsync"
+            | "svn"
+            | "svn+ssh"
+            | "sftp"
+            | "nfs"
+            | "git"
+            | "git+ssh"
+            | "ws"
+            | "wss"
+    )
+}
+
+/// Characters that NFKC may newly produce and that would change how the
+/// authority splits.
+fn is_netloc_delim(c: char) -> bool {
+    matches!(c, '/' | '?' | '#' | '@' | ':' | '\\')
+}
+
+/// `_check_bracketed_host`: an IPvFuture (`v<hex>.<any>`, lowercase `v`
+/// only) or an IPv6 address; an IPv4 address or anything else is refused.
+fn bracketed_host_ok(h: &str) -> bool {
+    if let Some(rest) = h.strip_prefix(['v', 'V']) {
+        if !h.starts_with('v') {
+            return false;
+        }
+        let hex_len = rest.bytes().take_while(u8::is_ascii_hexdigit).count();
+        return hex_len > 0
+            && rest[hex_len..]
+                .strip_prefix('.')
+                .is_some_and(|r| !r.is_empty());
+    }
+    matches!(pyip::ip_address(h), Some(PyIp::V6(..)))
+}
+
+/// `_check_bracketed_netloc` (a backport of CPython's bracket checks).
+fn bracketed_netloc_ok(netloc: &str) -> bool {
+    let hp = netloc.rsplit_once('@').map_or(netloc, |(_, h)| h);
+    let host = match hp.split_once('[') {
+        Some((before, bracketed)) => {
+            if !before.is_empty() {
+                return false;
+            }
+            let (host, port) = bracketed.split_once(']').unwrap_or((bracketed, ""));
+            if !port.is_empty() && !port.starts_with(':') {
+                return false;
+            }
+            host
+        }
+        None => hp.split_once(':').map_or(hp, |(h, _)| h),
+    };
+    bracketed_host_ok(host)
+}
+
+/// `_strip`: trims C0 controls and spaces at both ends, then drops every
+/// tab, CR and LF. Returns the input unchanged when there is nothing to do.
+fn strip<'a>(input: &'a str, buf: &'a mut String) -> &'a str {
+    let t = input.trim_matches(|c: char| c <= ' ');
+    if !t.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+        return t;
+    }
+    buf.clear();
+    buf.extend(t.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')));
+    buf
+}
+
+/// Appends the key of `input` to `out`.
+pub(super) fn write_key(
+    input: &str,
+    keep_fragments: bool,
+    out: &mut Vec<u8>,
+    s: &mut W3libScratch,
+) -> Result<(), CompatError> {
+    let mut clean = core::mem::take(&mut s.clean);
+    let r = key(input, keep_fragments, out, s, &mut clean);
+    s.clean = clean;
+    r
+}
+
+fn key(
+    input: &str,
+    keep_fragments: bool,
+    out: &mut Vec<u8>,
+    s: &mut W3libScratch,
+    clean: &mut String,
+) -> Result<(), CompatError> {
+    // Error offsets point into the input when nothing was removed inside it.
+    let lead = input.len() - input.trim_start_matches(|c: char| c <= ' ').len();
+    let url = strip(input, clean);
+    let err = |at: usize, reason: Reason| CompatError::new(lead + at, reason);
+
+    // Scheme: a letter, then letters, digits, `+-.`, then `:`.
+    let (scheme_lower, rest, rest_at) = {
+        let b = url.as_bytes();
+        let n = if b.first().is_some_and(u8::is_ascii_alphabetic) {
+            b.iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+                .count()
+        } else {
+            0
+        };
+        if n > 0 && b.get(n) == Some(&b':') {
+            s.scheme.clear();
+            s.scheme.push_str(&url[..n]);
+            s.scheme.make_ascii_lowercase();
+            (true, &url[n + 1..], n + 1)
+        } else {
+            s.scheme.clear();
+            (false, url, 0)
+        }
+    };
+    let _ = scheme_lower;
+    let scheme = s.scheme.as_str();
+    let special = is_special(scheme);
+
+    // A special scheme reads `\` as `/` before the query and fragment.
+    let rest: &str = if special && rest.contains('\\') {
+        let cut = rest.find(['?', '#']).unwrap_or(rest.len());
+        s.backslash.clear();
+        s.backslash.push_str(&rest[..cut].replace('\\', "/"));
+        s.backslash.push_str(&rest[cut..]);
+        &s.backslash
+    } else {
+        rest
+    };
+
+    // Authority.
+    let (netloc, after, open_br) = if let Some(r) = rest.strip_prefix("//") {
+        let delim = r.find(['/', '?', '#']).unwrap_or(r.len());
+        let netloc = &r[..delim];
+        let open = netloc.find('[');
+        let close = netloc.find(']');
+        if open.is_some() != close.is_some() {
+            return Err(err(rest_at, Reason::InvalidIpv6Url));
+        }
+        if open.is_some() && !bracketed_netloc_ok(netloc) {
+            return Err(err(rest_at, Reason::InvalidIpv6Url));
+        }
+        (netloc, &r[delim..], open.is_some())
+    } else {
+        ("", rest, false)
+    };
+    if !netloc.is_ascii() {
+        // `_checknetloc`: NFKC must not bring in a new delimiter.
+        s.text.clear();
+        s.text.extend(
+            netloc
+                .chars()
+                .filter(|c| !matches!(c, '@' | ':' | '#' | '?')),
+        );
+        s.text2.clear();
+        Ucd::V14.nfkc(&s.text, &mut s.text2, &mut s.chars);
+        if s.text != s.text2 && s.text2.chars().any(is_netloc_delim) {
+            return Err(err(rest_at, Reason::NetlocNfkc));
+        }
+    }
+    let (before_frag, fragment) = match after.find('#') {
+        Some(h) => (&after[..h], &after[h + 1..]),
+        None => (after, ""),
+    };
+    let (path, query) = match before_frag.find('?') {
+        Some(q) => (&before_frag[..q], &before_frag[q + 1..]),
+        None => (before_frag, ""),
+    };
+
+    // Userinfo, host and port.
+    let (userinfo, hostinfo) = match netloc.rsplit_once('@') {
+        Some((u, h)) => (Some(u), h),
+        None => (None, netloc),
+    };
+    let (hostname, port) = if open_br {
+        match hostinfo.split_once('[') {
+            Some((_, b)) => {
+                let (h, p) = b.split_once(']').unwrap_or((b, ""));
+                (h, p.split_once(':').map_or("", |(_, p)| p))
+            }
+            None => ("", ""),
+        }
+    } else {
+        hostinfo.split_once(':').unwrap_or((hostinfo, ""))
+    };
+    let port = if port.is_empty() {
+        None
+    } else {
+        if !port.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(err(rest_at, Reason::InvalidPort));
+        }
+        let digits = port.trim_start_matches('0');
+        if digits.len() > 5 {
+            return Err(err(rest_at, Reason::InvalidPort));
+        }
+        let n: u32 = digits.parse().unwrap_or(0);
+        if n > 65535 {
+            return Err(err(rest_at, Reason::InvalidPort));
+        }
+        Some(n)
+    };
+    // The hostname is lowercased up to a `%` (an IPv6 zone keeps its case).
+    s.host.clear();
+    let (h, zone) = match hostname.split_once('%') {
+        Some((h, z)) => (h, Some(z)),
+        None => (hostname, None),
+    };
+    unicode::lower(h, &mut s.host);
+    if let Some(z) = zone {
+        s.host.push('%');
+        s.host.push_str(z);
+    }
+
+    // The netloc, made safe.
+    s.netloc.clear();
+    if let Some(u) = userinfo {
+        let (user, pass) = match u.split_once(':') {
+            Some((a, b)) => (a, Some(b)),
+            None => (u, None),
+        };
+        s.tmp.clear();
+        unquote(user.as_bytes(), false, &mut s.tmp);
+        quote(&s.tmp, &USERINFO_SAFEST, &mut s.netloc);
+        if let Some(p) = pass {
+            s.netloc.push(b':');
+            s.tmp.clear();
+            unquote(p.as_bytes(), false, &mut s.tmp);
+            quote(&s.tmp, &USERINFO_SAFEST, &mut s.netloc);
+        }
+        s.netloc.push(b'@');
+    }
+    let host_at = s.netloc.len();
+    if s.host.contains(':') {
+        if !s.host.is_ascii() {
+            return Err(err(rest_at, Reason::UnicodeEncodeError));
+        }
+        s.netloc.push(b'[');
+        s.netloc.extend_from_slice(s.host.as_bytes());
+        s.netloc.push(b']');
+    } else if s.host.is_ascii() {
+        s.netloc.extend_from_slice(s.host.as_bytes());
+    } else {
+        s.text.clear();
+        s.text.extend(
+            s.host
+                .chars()
+                .filter(|c| !matches!(c, '@' | ':' | '#' | '?')),
+        );
+        s.text2.clear();
+        Ucd::V14.nfkc(&s.text, &mut s.text2, &mut s.chars);
+        let mark = s.netloc.len();
+        if unicode::idna_encode(&s.text2, &mut s.netloc, &mut s.idna).is_err() {
+            // The reference falls back to the hostname as it was.
+            s.netloc.truncate(mark);
+            s.netloc.extend_from_slice(s.host.as_bytes());
+        }
+    }
+    if let Some(p) = port {
+        s.netloc.push(b':');
+        let _ = std::io::Write::write_fmt(&mut s.netloc, format_args!("{p}"));
+    }
+    // The whole host part (port and any zone included) is lowercased.
+    if !s.netloc[host_at..].is_ascii() {
+        let host_part = String::from_utf8_lossy(&s.netloc[host_at..]).into_owned();
+        s.text.clear();
+        unicode::lower(&host_part, &mut s.text);
+        s.netloc.truncate(host_at);
+        s.netloc.extend_from_slice(s.text.as_bytes());
+    } else {
+        s.netloc[host_at..].make_ascii_lowercase();
+    }
+    if s.netloc.last() == Some(&b':') && s.netloc.len() > host_at {
+        s.netloc.pop();
+    }
+    normalize_ipv6_host(&mut s.netloc, &mut s.tmp);
+
+    // Path and query, made safe.
+    s.path.clear();
+    quote(path.as_bytes(), &PATH_SAFEST, &mut s.path);
+    s.query.clear();
+    quote(
+        query.as_bytes(),
+        if special {
+            &SPECIAL_QUERY_SAFEST
+        } else {
+            &PATH_SAFEST
+        },
+        &mut s.query,
+    );
+    if s.path.is_empty() && !s.query.is_empty() && special {
+        s.path.push(b'/');
+    }
+    // `;params` of the last segment, for the schemes that have them.
+    let params_at = if uses_params(scheme) {
+        let from = s.path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+        s.path[from..]
+            .iter()
+            .position(|&b| b == b';')
+            .map(|i| from + i)
+    } else {
+        None
+    };
+    let path_end = params_at.unwrap_or(s.path.len());
+
+    // The final path: decoded and re-encoded, dot segments resolved, then
+    // the params as they were made safe.
+    s.fpath.clear();
+    if path_end == 0 {
+        s.fpath.push(b'/');
+    } else {
+        requote_path(&s.path[..path_end], &mut s.fpath);
+    }
+    if s.fpath[0] == b'/' {
+        remove_dot_segments(&mut s.fpath, &mut s.tmp);
+    }
+    // Empty params (a trailing `;`) vanish: `urlunparse` tests `if params`.
+    if let Some(p) = params_at.filter(|&p| p + 1 < s.path.len()) {
+        s.fpath.extend_from_slice(&s.path[p..]);
+    }
+
+    // `urlunsplit`: scheme, then the authority (or an empty one), then path.
+    if !scheme.is_empty() {
+        out.extend_from_slice(scheme.as_bytes());
+        out.push(b':');
+    }
+    if !s.netloc.is_empty() {
+        out.extend_from_slice(b"//");
+        out.extend_from_slice(&s.netloc);
+        if s.fpath[0] != b'/' {
+            out.push(b'/');
+        }
+    } else if s.fpath.starts_with(b"//")
+        || (!scheme.is_empty() && uses_netloc(scheme) && s.fpath[0] == b'/')
+    {
+        out.extend_from_slice(b"//");
+    }
+    out.extend_from_slice(&s.fpath);
+
+    // Query: split, decode, sort, encode.
+    if !s.query.is_empty() {
+        s.qdata.clear();
+        s.pairs.clear();
+        for field in s.query.split(|&b| b == b'&') {
+            if field.is_empty() {
+                continue;
+            }
+            let (k, v) = match field.iter().position(|&b| b == b'=') {
+                Some(i) => (&field[..i], &field[i + 1..]),
+                None => (field, &b""[..]),
+            };
+            let k0 = s.qdata.len();
+            unquote(k, true, &mut s.qdata);
+            let v0 = s.qdata.len();
+            unquote(v, true, &mut s.qdata);
+            s.pairs.push((k0, v0, s.qdata.len()));
+        }
+        let d = &s.qdata;
+        if s.pairs.len() > 1 {
+            s.pairs.sort_unstable_by(|a, b| {
+                (&d[a.0..a.1], &d[a.1..a.2]).cmp(&(&d[b.0..b.1], &d[b.1..b.2]))
+            });
+        }
+        for (n, &(k0, v0, end)) in s.pairs.iter().enumerate() {
+            out.push(if n == 0 { b'?' } else { b'&' });
+            quote_plus(&d[k0..v0], out);
+            out.push(b'=');
+            quote_plus(&d[v0..end], out);
+        }
+    }
+    if keep_fragments && !fragment.is_empty() {
+        out.push(b'#');
+        quote(fragment.as_bytes(), &PATH_SAFEST, out);
+    }
+    Ok(())
+}
+
+fn quote_plus(data: &[u8], out: &mut Vec<u8>) {
+    for &b in data {
+        if b == b' ' {
+            out.push(b'+');
+        } else {
+            quote_byte(b, &UNRESERVED, out);
+        }
+    }
+}
+
+/// `_quote(_unquotepath(path), _PATH_SAFE_CHARS)`: decodes every escape
+/// except `%25`, `%2F`, `%3B` and `%3F` (kept, with uppercase hex), then
+/// escapes what is not path-safe, with uppercase hex.
+fn requote_path(p: &[u8], out: &mut Vec<u8>) {
+    let mut i = 0;
+    while i < p.len() {
+        if p[i] == b'%' && i + 2 < p.len() {
+            let kept = match (p[i + 1], p[i + 2]) {
+                (b'2', b'5') => Some(b"%25"),
+                (b'2', b'f' | b'F') => Some(b"%2F"),
+                (b'3', b'b' | b'B') => Some(b"%3B"),
+                (b'3', b'f' | b'F') => Some(b"%3F"),
+                _ => None,
+            };
+            if let Some(k) = kept {
+                out.extend_from_slice(k);
+                i += 3;
+                continue;
+            }
+            if let Some(b) = escape_at(p, i) {
+                quote_byte(b, &PATH_SAFE, out);
+                i += 3;
+                continue;
+            }
+        }
+        quote_byte(p[i], &PATH_SAFE, out);
+        i += 1;
+    }
+}
+
+/// w3lib's `_remove_dot_segments` on `path`, which starts with `/`: a
+/// `..` drops the last kept segment (none above the root), a trailing `.`
+/// or `..` leaves the path ending in `/`.
+fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    if !path.windows(2).any(|w| w == b"/.") {
+        return;
+    }
+    // Kept segments are stored in `tmp`, each with its leading `/`; a `..`
+    // truncates back to the previous `/`.
+    tmp.clear();
+    let mut segs = path[1..].split(|&b| b == b'/').peekable();
+    while let Some(seg) = segs.next() {
+        let last = segs.peek().is_none();
+        match seg {
+            b".." | b"." => {
+                if seg == b".." {
+                    let cut = tmp.iter().rposition(|&b| b == b'/').unwrap_or(0);
+                    tmp.truncate(cut);
+                }
+                if last {
+                    tmp.push(b'/');
+                }
+            }
+            _ => {
+                tmp.push(b'/');
+                tmp.extend_from_slice(seg);
+            }
+        }
+    }
+    core::mem::swap(path, tmp);
+}
+
+/// `_normalize_ipv6_host`: the first `[...]` of the netloc, if it is an
+/// IPv6 address, printed the way `ipaddress` prints it.
+fn normalize_ipv6_host(netloc: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    let Some(open) = netloc.iter().position(|&b| b == b'[') else {
+        return;
+    };
+    let Some(close) = netloc[open..].iter().position(|&b| b == b']') else {
+        return;
+    };
+    let close = open + close;
+    let Ok(inner) = core::str::from_utf8(&netloc[open + 1..close]) else {
+        return;
+    };
+    let Some(PyIp::V6(a, zone)) = pyip::ip_address(inner) else {
+        return;
+    };
+    tmp.clear();
+    tmp.extend_from_slice(&netloc[..=open]);
+    pyip::write_v6(&a, zone, tmp);
+    tmp.extend_from_slice(&netloc[close..]);
+    core::mem::swap(netloc, tmp);
+}
