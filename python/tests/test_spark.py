@@ -111,17 +111,30 @@ def keyed_rows(df: DataFrame) -> list[Any]:
         ("sample", "crawl", True),
         ("dump", "rfc", False),
         ("dump", "crawl", False),
+        ("sample", "compat:w3lib", False),
+        ("dump", "compat:ia-surt", False),
     ],
 )
 def test_with_keys_equals_the_cli(
     spark: SparkSession, cli: Path, dump: Path, which: str, profile: str, lenient: bool
 ) -> None:
     path = SAMPLE if which == "sample" else dump
-    args: list[str | Path] = ["--profile", profile, *(["--lenient"] if lenient else []), path]
+    options: dict[str, Any] = {"lenient": lenient}
+    if profile.startswith("compat:"):
+        options["compat"] = profile.removeprefix("compat:")
+        args: list[str | Path] = ["--compat", options["compat"], path]
+    else:
+        options["profile"] = profile
+        args = ["--profile", profile, *(["--lenient"] if lenient else []), path]
     want_keys = [k or None for k in run_cli(cli, "normalize", *args)]
-    want_fps = [k or None for k in run_cli(cli, "normalize", "--key", "hash", *args)]
     lines = sample_lines(path)
-    df = uks.with_keys(frame(spark, list(lines)), "url", profile=profile, lenient=lenient)
+    if "compat" in options:
+        # The CLI has no --key hash with a preset: the package's fingerprints stand in.
+        fps = urikey.Canonicalizer(compat=options["compat"]).fingerprints(lines)
+        want_fps = [fp.hex() if fp and line else None for fp, line in zip(fps, lines, strict=True)]
+    else:
+        want_fps = [k or None for k in run_cli(cli, "normalize", "--key", "hash", *args)]
+    df = uks.with_keys(frame(spark, list(lines)), "url", **options)
     assert df.columns == ["line", "url", "url_key", "url_fp_hi", "url_fp_lo", "url_invalid"]
     rows = keyed_rows(df)
     assert [r.line for r in rows] == list(range(len(lines)))
@@ -130,7 +143,7 @@ def test_with_keys_equals_the_cli(
     got_fps = [hex_fp(r.url_fp_hi, r.url_fp_lo) for r in rows]
     assert [fp if line else None for fp, line in zip(got_fps, lines, strict=True)] == want_fps
     # Invalid exactly where the key is missing, with the CLI's reasons.
-    rejects = Path(str(path) + f".{profile}.{int(lenient)}.rejects")
+    rejects = Path(str(path) + f".{profile.replace(':', '-')}.{int(lenient)}.rejects")
     run_cli(cli, "dedup", "-q", "--rejects", rejects, *args)
     want_reasons: dict[int, str] = {}
     for entry in rejects.read_text(encoding="utf-8").splitlines():
@@ -261,7 +274,9 @@ def test_bad_arguments(spark: SparkSession) -> None:
         uks.dedup(df, "url", enable=["no-such-flag"])
     with pytest.raises(ValueError, match="no column"):
         uks.dedup(df, "url", order_by="nope")
-    with pytest.raises(NotImplementedError, match="w3lib"):
-        uks.with_keys(df, "url", compat="w3lib")
+    with pytest.raises(ValueError, match="compat"):
+        uks.with_keys(df, "url", compat="no-such-preset")
+    with pytest.raises(ValueError):
+        uks.dedup(df, "url", profile="crawl", compat="w3lib")
     with pytest.raises(ValueError, match="already exist"):
         uks.with_keys(uks.with_keys(df, "url"), "url")
