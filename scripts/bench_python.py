@@ -176,10 +176,26 @@ def main() -> None:
         )
     w3lib_compat = urikey.Canonicalizer(compat="w3lib")
     measure(
+        "urikey compat=w3lib: canonicalize_many (list)",
+        lambda: w3lib_compat.canonicalize_many(urls),
+        args.repeats,
+    )
+    measure(
         "urikey compat=w3lib: canonicalize_many (pyarrow)",
         lambda: w3lib_compat.canonicalize_many(arrow),
         args.repeats,
     )
+    # The same keys through the CLI's engine, from a file (process start included).
+    with tempfile.TemporaryDirectory() as tmp:
+        listing = Path(tmp) / "urls.txt"
+        listing.write_text("\n".join(urls) + "\n", encoding="utf-8")
+        dedup = [str(args.cli), "dedup", "--compat", "w3lib", "-q", "--no-progress"]
+        dedup += ["-o", os.devnull, str(listing)]
+        measure(
+            "urikey dedup --compat w3lib (CLI, from a file)",
+            lambda: subprocess.run(dedup, check=True),
+            args.repeats,
+        )
     measure("w3lib.url.canonicalize_url (loop)", loop(w3lib.url.canonicalize_url, urls), 1)
     measure("url_normalize.url_normalize (loop)", loop(url_normalize.url_normalize, urls), 1)
     measure("ada_url.normalize_url (loop)", loop(ada_normalize, urls), args.repeats)
