@@ -6,12 +6,10 @@
 //! (percent-encoded with a per-part set), and only then is the query
 //! decoded, sorted and re-encoded and the path decoded and re-encoded.
 
+use super::bytes::{push_escape, quote, run_in, Set};
 use super::pyip::{self, PyIp};
 use super::unicode::{self, Ucd};
 use super::{CompatError, Reason, W3libScratch};
-
-/// A byte set as a 256-entry table.
-type Set = [bool; 256];
 
 const fn set(extra: &[u8], minus: &[u8]) -> Set {
     let mut t = [false; 256];
@@ -50,13 +48,6 @@ const PATH_SAFE: Set = set(b":/?[]@!$&'()*+,;=|%", b"");
 /// are, so that it can copy whole runs of them at once.
 const PATH_PLAIN: Set = set(b":/?[]@!$&'()*+,;=|", b"");
 
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
-
-#[inline]
-fn push_escape(b: u8, out: &mut Vec<u8>) {
-    out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
-}
-
 #[inline]
 fn quote_byte(b: u8, safe: &Set, out: &mut Vec<u8>) {
     if safe[b as usize] {
@@ -64,24 +55,6 @@ fn quote_byte(b: u8, safe: &Set, out: &mut Vec<u8>) {
     } else {
         push_escape(b, out);
     }
-}
-
-/// The length of the leading run of `data` that is in `set`. Runs are
-/// usually long (a whole path), so 16 bytes are tested per step without a
-/// branch per byte, which halves the instructions of a byte-wise search.
-#[inline]
-fn run_in(data: &[u8], set: &Set) -> usize {
-    let mut i = 0;
-    for chunk in data.chunks_exact(16) {
-        if !chunk.iter().fold(true, |all, &b| all & set[b as usize]) {
-            break;
-        }
-        i += 16;
-    }
-    i + data[i..]
-        .iter()
-        .position(|&b| !set[b as usize])
-        .unwrap_or(data.len() - i)
 }
 
 // The bytes of the netloc that the authority split looks for, as bits.
@@ -113,21 +86,6 @@ fn netloc_bytes(netloc: &str) -> u8 {
     netloc
         .bytes()
         .fold(0, |seen, b| seen | NETLOC_CLASS[b as usize])
-}
-
-/// Percent-encodes what is not in `safe`. Most parts are entirely safe, so
-/// safe runs are copied whole rather than pushed byte by byte.
-fn quote(data: &[u8], safe: &Set, out: &mut Vec<u8>) {
-    let mut rest = data;
-    loop {
-        let n = run_in(rest, safe);
-        out.extend_from_slice(&rest[..n]);
-        let Some((&b, tail)) = rest[n..].split_first() else {
-            return;
-        };
-        push_escape(b, out);
-        rest = tail;
-    }
 }
 
 #[inline]
