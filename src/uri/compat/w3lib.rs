@@ -417,6 +417,9 @@ fn key(
         s.netloc.push(b'@');
     }
     let host_at = s.netloc.len();
+    // An ASCII host lowered above, without a zone, needs no second
+    // lowercasing below (a port is digits).
+    let mut lowered = zone.is_none();
     // An ASCII host has a `:` only if the netloc has one (lowercasing ASCII
     // adds none), so the common host skips the search.
     if seen & (SEEN_COLON | SEEN_NON_ASCII) != 0 && s.host.as_bytes().contains(&b':') {
@@ -429,6 +432,7 @@ fn key(
     } else if s.host.is_ascii() {
         s.netloc.extend_from_slice(s.host.as_bytes());
     } else {
+        lowered = false;
         s.text.clear();
         s.text.extend(
             s.host
@@ -449,14 +453,8 @@ fn key(
         let _ = std::io::Write::write_fmt(&mut s.netloc, format_args!("{p}"));
     }
     // The whole host part (port and any zone included) is lowercased.
-    if !s.netloc[host_at..].is_ascii() {
-        let host_part = String::from_utf8_lossy(&s.netloc[host_at..]).into_owned();
-        s.text.clear();
-        unicode::lower(&host_part, &mut s.text);
-        s.netloc.truncate(host_at);
-        s.netloc.extend_from_slice(s.text.as_bytes());
-    } else {
-        s.netloc[host_at..].make_ascii_lowercase();
+    if !lowered {
+        lower_host_part(&mut s.netloc, host_at, &mut s.text);
     }
     if s.netloc.last() == Some(&b':') && s.netloc.len() > host_at {
         s.netloc.pop();
@@ -579,6 +577,19 @@ fn quote_plus(data: &[u8], out: &mut Vec<u8>) {
         }
         rest = tail;
     }
+}
+
+/// Lowercases `netloc[host_at..]` the way `str.lower()` does.
+fn lower_host_part(netloc: &mut Vec<u8>, host_at: usize, text: &mut String) {
+    if netloc[host_at..].is_ascii() {
+        netloc[host_at..].make_ascii_lowercase();
+        return;
+    }
+    let host_part = String::from_utf8_lossy(&netloc[host_at..]).into_owned();
+    text.clear();
+    unicode::lower(&host_part, text);
+    netloc.truncate(host_at);
+    netloc.extend_from_slice(text.as_bytes());
 }
 
 /// `_quote(_unquotepath(path), _PATH_SAFE_CHARS)`: decodes every escape
