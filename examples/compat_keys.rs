@@ -42,7 +42,13 @@ fn main() -> ExitCode {
     let start = std::time::Instant::now();
     let mut lines = 0u64;
     if !input.is_empty() {
-        for (n, line) in body.split(|&b| b == b'\n').enumerate() {
+        // `memchr` finds the line ends, so that splitting costs little
+        // next to the keys being measured.
+        let mut from = 0;
+        let ends = memchr::memchr_iter(b'\n', body).chain([body.len()]);
+        for (n, end) in ends.enumerate() {
+            let line = &body[from..end];
+            from = end + 1;
             lines += 1;
             key.clear();
             if let Err(e) = preset.write_key(line, &mut key, &mut scratch) {

@@ -7,25 +7,24 @@
 //! segments), then the IA canonicalizer (lowercase, `www` strip, session
 //! ids, sorted query), then the SURT host form.
 
+use super::bytes::{self, Set};
 use super::unicode;
 use super::{CompatError, Reason, SurtScratch};
 
-/// `quote_from_bytes(safe=...)` of `escapeOnce`: everything printable but
-/// `#`, `%` and space stays; the rest becomes `%HH`.
-#[inline]
-fn escape_once_byte(b: u8, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    if (0x21..0x7f).contains(&b) && b != b'#' && b != b'%' {
-        out.push(b);
-    } else {
-        out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+/// What `escapeOnce` keeps: everything printable but `#`, `%` and space.
+const ESCAPE_ONCE_SAFE: Set = {
+    let mut t = [false; 256];
+    let mut c = 0x21;
+    while c < 0x7f {
+        t[c] = c != b'#' as usize && c != b'%' as usize;
+        c += 1;
     }
-}
+    t
+};
 
+/// `quote_from_bytes(safe=...)` of `escapeOnce`: the rest becomes `%HH`.
 fn escape_once(s: &[u8], out: &mut Vec<u8>) {
-    for &b in s {
-        escape_once_byte(b, out);
-    }
+    bytes::quote(s, &ESCAPE_ONCE_SAFE, out);
 }
 
 #[inline]
@@ -43,8 +42,18 @@ fn unescape_repeatedly(v: &mut Vec<u8>, tmp: &mut Vec<u8>) {
         return;
     }
     tmp.clear();
-    for &b in v.iter() {
-        tmp.push(b);
+    let mut i = 0;
+    while i < v.len() {
+        // An escape can only complete while a `%` is among the last two
+        // bytes kept; otherwise the bytes up to the next `%` are copied whole.
+        if !tmp[tmp.len().saturating_sub(2)..].contains(&b'%') && v[i] != b'%' {
+            let n = memchr::memchr(b'%', &v[i..]).unwrap_or(v.len() - i);
+            tmp.extend_from_slice(&v[i..i + n]);
+            i += n;
+            continue;
+        }
+        tmp.push(v[i]);
+        i += 1;
         while let [.., b'%', h, l] = tmp[..] {
             let (Some(h), Some(l)) = (hex(h), hex(l)) else {
                 break;
@@ -170,10 +179,7 @@ fn normalize_path(path: &[u8], out: &mut Vec<u8>, ends: &mut Vec<(usize, usize)>
     let bytes = path;
     let mut i = 0;
     loop {
-        let end = bytes[i..]
-            .iter()
-            .position(|&b| b == b'/')
-            .map_or(bytes.len(), |p| i + p);
+        let end = memchr::memchr(b'/', &bytes[i..]).map_or(bytes.len(), |p| i + p);
         let seg = &bytes[start..end];
         if first {
             first = false;
@@ -402,11 +408,15 @@ pub(super) fn write_key(
     }
     s.url.clear();
     s.url.extend_from_slice(b"http://");
-    s.url.extend(
-        t.iter()
-            .copied()
-            .filter(|b| !matches!(b, b'\t' | b'\n' | b'\r')),
-    );
+    if memchr::memchr3(b'\t', b'\n', b'\r', t).is_none() {
+        s.url.extend_from_slice(t);
+    } else {
+        s.url.extend(
+            t.iter()
+                .copied()
+                .filter(|b| !matches!(b, b'\t' | b'\n' | b'\r')),
+        );
+    }
     // A scheme is looked for after the tabs and newlines are gone.
     let u = &s.url[7..];
     let n = u
@@ -447,21 +457,18 @@ pub(super) fn write_key(
         } else {
             (&b""[..], url)
         };
-    let (before_frag, fragment) = match rest.iter().position(|&b| b == b'#') {
+    let (before_frag, fragment) = match memchr::memchr(b'#', rest) {
         Some(h) => (&rest[..h], Some(&rest[h + 1..])),
         None => (rest, None),
     };
     let _ = fragment;
     let (netloc, rest) = if let Some(r) = before_frag.strip_prefix(b"//") {
-        let e = r
-            .iter()
-            .position(|&b| b == b'/' || b == b'?')
-            .unwrap_or(r.len());
+        let e = memchr::memchr2(b'/', b'?', r).unwrap_or(r.len());
         (&r[..e], &r[e..])
     } else {
         (&b""[..], before_frag)
     };
-    let (path, query) = match rest.iter().position(|&b| b == b'?') {
+    let (path, query) = match memchr::memchr(b'?', rest) {
         Some(q) => (&rest[..q], &rest[q + 1..]),
         None => (rest, &b""[..]),
     };

@@ -43,6 +43,7 @@
 use core::fmt;
 use core::str::FromStr;
 
+mod bytes;
 mod ia;
 mod pyip;
 #[allow(clippy::all)]

@@ -6,12 +6,10 @@
 //! (percent-encoded with a per-part set), and only then is the query
 //! decoded, sorted and re-encoded and the path decoded and re-encoded.
 
+use super::bytes::{push_escape, quote, run_in, Set};
 use super::pyip::{self, PyIp};
 use super::unicode::{self, Ucd};
 use super::{CompatError, Reason, W3libScratch};
-
-/// A byte set as a 256-entry table.
-type Set = [bool; 256];
 
 const fn set(extra: &[u8], minus: &[u8]) -> Set {
     let mut t = [false; 256];
@@ -46,22 +44,48 @@ const PATH_SAFEST: Set = set(b":/?#[]@!$&'()*+,;=|%", b"#[]|");
 const SPECIAL_QUERY_SAFEST: Set = set(b":/?#[]@!$&'()*+,;=|%", b"#[]|'");
 /// The path on the second pass keeps `[`, `]` and `|` as they are.
 const PATH_SAFE: Set = set(b":/?[]@!$&'()*+,;=|%", b"");
-
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
+/// `PATH_SAFE` without `%`: the bytes the second path pass copies as they
+/// are, so that it can copy whole runs of them at once.
+const PATH_PLAIN: Set = set(b":/?[]@!$&'()*+,;=|", b"");
 
 #[inline]
 fn quote_byte(b: u8, safe: &Set, out: &mut Vec<u8>) {
     if safe[b as usize] {
         out.push(b);
     } else {
-        out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+        push_escape(b, out);
     }
 }
 
-fn quote(data: &[u8], safe: &Set, out: &mut Vec<u8>) {
-    for &b in data {
-        quote_byte(b, safe, out);
+// The bytes of the netloc that the authority split looks for, as bits.
+const SEEN_OPEN: u8 = 1;
+const SEEN_CLOSE: u8 = 2;
+const SEEN_AT: u8 = 4;
+const SEEN_COLON: u8 = 8;
+const SEEN_PERCENT: u8 = 16;
+const SEEN_NON_ASCII: u8 = 32;
+
+const NETLOC_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'[' as usize] = SEEN_OPEN;
+    t[b']' as usize] = SEEN_CLOSE;
+    t[b'@' as usize] = SEEN_AT;
+    t[b':' as usize] = SEEN_COLON;
+    t[b'%' as usize] = SEEN_PERCENT;
+    let mut c = 128;
+    while c < 256 {
+        t[c] = SEEN_NON_ASCII;
+        c += 1;
     }
+    t
+};
+
+/// The `SEEN_*` bits of the bytes in `netloc`, in one pass: most netlocs
+/// are a plain host name and then skip every search of the split.
+fn netloc_bytes(netloc: &str) -> u8 {
+    netloc
+        .bytes()
+        .fold(0, |seen, b| seen | NETLOC_CLASS[b as usize])
 }
 
 #[inline]
@@ -83,15 +107,28 @@ fn escape_at(s: &[u8], i: usize) -> Option<u8> {
     Some(hex(*s.get(i + 1)?)? << 4 | hex(*s.get(i + 2)?)?)
 }
 
-/// Percent-decoding (`+` to space with `plus`), appended to `out`.
+/// Percent-decoding (`+` to space with `plus`), appended to `out`. The
+/// bytes between two `%` (or `+`) are copied as one run.
 fn unquote(s: &[u8], plus: bool, out: &mut Vec<u8>) {
     let mut i = 0;
     while i < s.len() {
+        let next = if plus {
+            memchr::memchr2(b'%', b'+', &s[i..])
+        } else {
+            memchr::memchr(b'%', &s[i..])
+        };
+        let Some(n) = next else {
+            out.extend_from_slice(&s[i..]);
+            return;
+        };
+        out.extend_from_slice(&s[i..i + n]);
+        i += n;
+        // `s[i]` is a `%` (an escape or a literal one) or, with `plus`, a `+`.
         if let Some(b) = escape_at(s, i) {
             out.push(b);
             i += 3;
         } else {
-            out.push(if plus && s[i] == b'+' { b' ' } else { s[i] });
+            out.push(if s[i] == b'+' { b' ' } else { b'%' });
             i += 1;
         }
     }
@@ -202,7 +239,7 @@ fn bracketed_netloc_ok(netloc: &str) -> bool {
 /// tab, CR and LF. Returns the input unchanged when there is nothing to do.
 fn strip<'a>(input: &'a str, buf: &'a mut String) -> &'a str {
     let t = input.trim_matches(|c: char| c <= ' ');
-    if !t.bytes().any(|b| matches!(b, b'\t' | b'\n' | b'\r')) {
+    if memchr::memchr3(b'\t', b'\n', b'\r', t.as_bytes()).is_none() {
         return t;
     }
     buf.clear();
@@ -260,7 +297,7 @@ fn key(
     let special = is_special(scheme);
 
     // A special scheme reads `\` as `/` before the query and fragment.
-    let rest: &str = if special && rest.contains('\\') {
+    let rest: &str = if special && memchr::memchr(b'\\', rest.as_bytes()).is_some() {
         let cut = rest.find(['?', '#']).unwrap_or(rest.len());
         s.backslash.clear();
         s.backslash.push_str(&rest[..cut].replace('\\', "/"));
@@ -271,22 +308,22 @@ fn key(
     };
 
     // Authority.
-    let (netloc, after, open_br) = if let Some(r) = rest.strip_prefix("//") {
-        let delim = r.find(['/', '?', '#']).unwrap_or(r.len());
-        let netloc = &r[..delim];
-        let open = netloc.find('[');
-        let close = netloc.find(']');
-        if open.is_some() != close.is_some() {
-            return Err(err(rest_at, Reason::InvalidIpv6Url));
+    let (netloc, after) = match rest.strip_prefix("//") {
+        Some(r) => {
+            let delim = memchr::memchr3(b'/', b'?', b'#', r.as_bytes()).unwrap_or(r.len());
+            (&r[..delim], &r[delim..])
         }
-        if open.is_some() && !bracketed_netloc_ok(netloc) {
-            return Err(err(rest_at, Reason::InvalidIpv6Url));
-        }
-        (netloc, &r[delim..], open.is_some())
-    } else {
-        ("", rest, false)
+        None => ("", rest),
     };
-    if !netloc.is_ascii() {
+    let seen = netloc_bytes(netloc);
+    let open_br = seen & SEEN_OPEN != 0;
+    if open_br != (seen & SEEN_CLOSE != 0) {
+        return Err(err(rest_at, Reason::InvalidIpv6Url));
+    }
+    if open_br && !bracketed_netloc_ok(netloc) {
+        return Err(err(rest_at, Reason::InvalidIpv6Url));
+    }
+    if seen & SEEN_NON_ASCII != 0 {
         // `_checknetloc`: NFKC must not bring in a new delimiter.
         s.text.clear();
         s.text.extend(
@@ -300,17 +337,20 @@ fn key(
             return Err(err(rest_at, Reason::NetlocNfkc));
         }
     }
-    let (before_frag, fragment) = match after.find('#') {
+    let (before_frag, fragment) = match memchr::memchr(b'#', after.as_bytes()) {
         Some(h) => (&after[..h], &after[h + 1..]),
         None => (after, ""),
     };
-    let (path, query) = match before_frag.find('?') {
+    let (path, query) = match memchr::memchr(b'?', before_frag.as_bytes()) {
         Some(q) => (&before_frag[..q], &before_frag[q + 1..]),
         None => (before_frag, ""),
     };
 
     // Userinfo, host and port.
-    let (userinfo, hostinfo) = match netloc.rsplit_once('@') {
+    let at_split = (seen & SEEN_AT != 0)
+        .then(|| netloc.rsplit_once('@'))
+        .flatten();
+    let (userinfo, hostinfo) = match at_split {
         Some((u, h)) => (Some(u), h),
         None => (None, netloc),
     };
@@ -322,8 +362,10 @@ fn key(
             }
             None => ("", ""),
         }
-    } else {
+    } else if seen & SEEN_COLON != 0 {
         hostinfo.split_once(':').unwrap_or((hostinfo, ""))
+    } else {
+        (hostinfo, "")
     };
     let port = if port.is_empty() {
         None
@@ -343,7 +385,10 @@ fn key(
     };
     // The hostname is lowercased up to a `%` (an IPv6 zone keeps its case).
     s.host.clear();
-    let (h, zone) = match hostname.split_once('%') {
+    let zone_at = (seen & SEEN_PERCENT != 0)
+        .then(|| hostname.split_once('%'))
+        .flatten();
+    let (h, zone) = match zone_at {
         Some((h, z)) => (h, Some(z)),
         None => (hostname, None),
     };
@@ -372,7 +417,12 @@ fn key(
         s.netloc.push(b'@');
     }
     let host_at = s.netloc.len();
-    if s.host.contains(':') {
+    // An ASCII host lowered above, without a zone, needs no second
+    // lowercasing below (a port is digits).
+    let mut lowered = zone.is_none();
+    // An ASCII host has a `:` only if the netloc has one (lowercasing ASCII
+    // adds none), so the common host skips the search.
+    if seen & (SEEN_COLON | SEEN_NON_ASCII) != 0 && s.host.as_bytes().contains(&b':') {
         if !s.host.is_ascii() {
             return Err(err(rest_at, Reason::UnicodeEncodeError));
         }
@@ -382,6 +432,7 @@ fn key(
     } else if s.host.is_ascii() {
         s.netloc.extend_from_slice(s.host.as_bytes());
     } else {
+        lowered = false;
         s.text.clear();
         s.text.extend(
             s.host
@@ -402,14 +453,8 @@ fn key(
         let _ = std::io::Write::write_fmt(&mut s.netloc, format_args!("{p}"));
     }
     // The whole host part (port and any zone included) is lowercased.
-    if !s.netloc[host_at..].is_ascii() {
-        let host_part = String::from_utf8_lossy(&s.netloc[host_at..]).into_owned();
-        s.text.clear();
-        unicode::lower(&host_part, &mut s.text);
-        s.netloc.truncate(host_at);
-        s.netloc.extend_from_slice(s.text.as_bytes());
-    } else {
-        s.netloc[host_at..].make_ascii_lowercase();
+    if !lowered {
+        lower_host_part(&mut s.netloc, host_at, &mut s.text);
     }
     if s.netloc.last() == Some(&b':') && s.netloc.len() > host_at {
         s.netloc.pop();
@@ -516,14 +561,35 @@ fn key(
     Ok(())
 }
 
+/// `quote_plus`: unreserved runs copied whole, space as `+`.
 fn quote_plus(data: &[u8], out: &mut Vec<u8>) {
-    for &b in data {
+    let mut rest = data;
+    loop {
+        let n = run_in(rest, &UNRESERVED);
+        out.extend_from_slice(&rest[..n]);
+        let Some((&b, tail)) = rest[n..].split_first() else {
+            return;
+        };
         if b == b' ' {
             out.push(b'+');
         } else {
-            quote_byte(b, &UNRESERVED, out);
+            push_escape(b, out);
         }
+        rest = tail;
     }
+}
+
+/// Lowercases `netloc[host_at..]` the way `str.lower()` does.
+fn lower_host_part(netloc: &mut Vec<u8>, host_at: usize, text: &mut String) {
+    if netloc[host_at..].is_ascii() {
+        netloc[host_at..].make_ascii_lowercase();
+        return;
+    }
+    let host_part = String::from_utf8_lossy(&netloc[host_at..]).into_owned();
+    text.clear();
+    unicode::lower(&host_part, text);
+    netloc.truncate(host_at);
+    netloc.extend_from_slice(text.as_bytes());
 }
 
 /// `_quote(_unquotepath(path), _PATH_SAFE_CHARS)`: decodes every escape
@@ -532,6 +598,13 @@ fn quote_plus(data: &[u8], out: &mut Vec<u8>) {
 fn requote_path(p: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < p.len() {
+        // Plain bytes (most of a path) are copied as one run.
+        let n = run_in(&p[i..], &PATH_PLAIN);
+        out.extend_from_slice(&p[i..i + n]);
+        i += n;
+        if i == p.len() {
+            return;
+        }
         if p[i] == b'%' && i + 2 < p.len() {
             let kept = match (p[i + 1], p[i + 2]) {
                 (b'2', b'5') => Some(b"%25"),
@@ -560,7 +633,8 @@ fn requote_path(p: &[u8], out: &mut Vec<u8>) {
 /// `..` drops the last kept segment (none above the root), a trailing `.`
 /// or `..` leaves the path ending in `/`.
 fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
-    if !path.windows(2).any(|w| w == b"/.") {
+    // Dots are found with `memchr`; most of them are in file names.
+    if !memchr::memchr_iter(b'.', path).any(|i| i > 0 && path[i - 1] == b'/') {
         return;
     }
     // Kept segments are stored in `tmp`, each with its leading `/`; a `..`
