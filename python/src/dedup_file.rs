@@ -71,20 +71,6 @@ fn inputs_of(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Input>> {
         .collect())
 }
 
-/// This process's peak resident set size (`VmHWM`), where Linux reports it.
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line
-        .trim_start_matches("VmHWM:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    kb.checked_mul(1024)
-}
-
 /// The statistics under the names of `urikey dedup --stats-json`.
 fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -103,7 +89,7 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("wall_seconds", s.wall.as_secs_f64())?;
     d.set_item("mb_per_s", s.mb_per_s())?;
     d.set_item("urls_per_s", s.lines_per_s())?;
-    d.set_item("peak_rss_bytes", peak_rss_bytes())?;
+    d.set_item("peak_rss_bytes", engine::peak_rss_bytes())?;
     d.set_item("threads", s.threads)?;
     Ok(d)
 }

@@ -15,8 +15,8 @@ use super::normalize_opts::NormalizeOpts;
 use super::output::{self, one_stdout, write_whole, Cleanup, Sink};
 use super::progress::{self, ProgressBar};
 use super::report::{say, say_raw, Reporter};
-use super::rss::peak_rss_bytes;
 use super::Exit;
+use urikey::engine::peak_rss_bytes;
 
 /// What `--emit` prints.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

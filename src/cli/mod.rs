@@ -14,7 +14,6 @@ mod parse;
 mod progress;
 mod report;
 mod resolve;
-mod rss;
 
 use std::process::ExitCode;
 use std::sync::OnceLock;

@@ -1,4 +1,5 @@
-//! Peak memory of the process, for `--stats`.
+//! Peak memory of the process, for the run statistics (`--stats`, Python's
+//! `dedup_file`).
 
 /// The process's peak resident set size (`VmHWM` in `/proc/self/status`),
 /// when the platform reports it.
