@@ -35,21 +35,6 @@ fn zstd(bytes: &[u8]) -> Vec<u8> {
     zstd::encode_all(bytes, 3).expect("in-memory compression")
 }
 
-/// Files in `dir`, sorted, as names.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("readable dir")
-        .map(|e| {
-            e.expect("dir entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 fn stdout_of(cmd: &mut Command) -> String {
     let out = cmd.output().expect("the binary runs");
     assert!(
@@ -364,7 +349,7 @@ fn dedup_output_file_is_atomic() {
         std::fs::read_to_string(&out).expect("output written"),
         "http://a.example/x\nhttp://b.example/\nhttp://c.example/y?q\n"
     );
-    assert_eq!(listing(dir.path()), ["in.txt", "out.txt"]);
+    assert_eq!(common::listing(dir.path()), ["in.txt", "out.txt"]);
     // Writing over the input itself is safe: the input is read first.
     urikey()
         .arg("dedup")
@@ -456,7 +441,7 @@ fn dedup_missing_input_fails_cleanly() {
             "cannot open {}",
             missing.display()
         )));
-    assert_eq!(listing(dir.path()), ["ok.txt"]);
+    assert_eq!(common::listing(dir.path()), ["ok.txt"]);
 }
 
 #[test]
@@ -474,7 +459,7 @@ fn dedup_directory_input_fails_cleanly() {
             predicate::str::contains(dir.path().display().to_string())
                 .and(predicate::str::contains("directory")),
         );
-    assert!(listing(dir.path()).is_empty());
+    assert!(common::listing(dir.path()).is_empty());
 }
 
 #[cfg(unix)]
@@ -535,7 +520,9 @@ fn dedup_corrupt_and_truncated_compressed_inputs() {
             );
         assert!(!out.exists(), "{name}");
         assert!(
-            !listing(dir.path()).iter().any(|n| n.ends_with(".tmp")),
+            !common::listing(dir.path())
+                .iter()
+                .any(|n| n.ends_with(".tmp")),
             "{name}"
         );
         std::fs::remove_file(&f).expect("cleanup");
@@ -606,7 +593,7 @@ fn dedup_output_dir_missing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(out.display().to_string()));
-    assert!(listing(dir.path()).is_empty());
+    assert!(common::listing(dir.path()).is_empty());
 }
 
 #[test]
@@ -652,13 +639,13 @@ fn dedup_ctrl_c_leaves_no_output_file() {
         stdin.write_all(SAMPLE).expect("fed");
         // Wait until the temporary file exists, then interrupt.
         for _ in 0..500 {
-            if !listing(dir.path()).is_empty() {
+            if !common::listing(dir.path()).is_empty() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         assert!(
-            !listing(dir.path()).is_empty(),
+            !common::listing(dir.path()).is_empty(),
             "the temporary output exists while running"
         );
         let status = StdCommand::new("kill")
@@ -672,9 +659,9 @@ fn dedup_ctrl_c_leaves_no_output_file() {
         assert_ne!(code.code(), Some(0), "{signal}");
         assert!(!out.exists(), "{signal}");
         assert!(
-            listing(dir.path()).is_empty(),
+            common::listing(dir.path()).is_empty(),
             "{signal}: {:?}",
-            listing(dir.path())
+            common::listing(dir.path())
         );
     }
 }
@@ -920,7 +907,7 @@ proptest! {
         let (got, stats) = run_engine(&config, &input, stream).expect("spilled run");
         prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
         prop_assert_eq!((stats.unique, stats.duplicates, stats.invalid), (want_stats.unique, want_stats.duplicates, want_stats.invalid));
-        prop_assert!(listing(temp.path()).is_empty(), "left behind: {:?}", listing(temp.path()));
+        prop_assert!(common::listing(temp.path()).is_empty(), "left behind: {:?}", common::listing(temp.path()));
     }
 }
 
@@ -939,7 +926,7 @@ fn dedup_spill_files_removed_after_success_and_failure() {
     for stream in [false, true] {
         let (got, _) = run_engine(&config, &input, stream).expect("spilled run");
         assert!(got == want, "spilled output differs (stream: {stream})");
-        assert!(listing(temp.path()).is_empty());
+        assert!(common::listing(temp.path()).is_empty());
     }
     // A write failure midway (in phase 2, in the writer, while resolving).
     for fail_after in [0u64, 1000, 100_000, 400_000] {
@@ -949,9 +936,9 @@ fn dedup_spill_files_removed_after_success_and_failure() {
         let text = format!("{err}");
         assert!(text.contains(&temp.path().display().to_string()), "{text}");
         assert!(
-            listing(temp.path()).is_empty(),
+            common::listing(temp.path()).is_empty(),
             "{fail_after}: {:?}",
-            listing(temp.path())
+            common::listing(temp.path())
         );
     }
 }
@@ -993,7 +980,7 @@ fn dedup_memory_limit_cli_matches_in_memory() {
                 .write_stdin(SAMPLE),
         );
         assert_eq!(piped, want, "{extra:?} from stdin");
-        assert!(listing(temp.path()).is_empty());
+        assert!(common::listing(temp.path()).is_empty());
     }
     urikey()
         .args(["dedup", "--memory-limit", "lots"])
@@ -1036,7 +1023,7 @@ fn dedup_spill_ctrl_c_leaves_no_temp_files() {
                 .into_iter()
                 .flatten()
                 .flatten()
-                .any(|e| e.path().is_dir() && !listing(&e.path()).is_empty())
+                .any(|e| e.path().is_dir() && !common::listing(&e.path()).is_empty())
         };
         for _ in 0..1000 {
             if spilling(temp.path()) {
@@ -1055,9 +1042,9 @@ fn dedup_spill_ctrl_c_leaves_no_temp_files() {
         assert_ne!(code.code(), Some(0), "{signal}");
         assert!(!out.exists(), "{signal}");
         assert!(
-            listing(temp.path()).is_empty(),
+            common::listing(temp.path()).is_empty(),
             "{signal}: {:?}",
-            listing(temp.path())
+            common::listing(temp.path())
         );
     }
 }
@@ -1093,7 +1080,7 @@ fn dedup_spill_full_temp_disk() {
         .arg(small.path())
         .arg(&f)
         .output();
-    let leftover = listing(small.path());
+    let leftover = common::listing(small.path());
     let _ = StdCommand::new("umount").arg(small.path()).status();
     let result = result.expect("runs");
     assert_eq!(result.status.code(), Some(2));
@@ -1103,7 +1090,7 @@ fn dedup_spill_full_temp_disk() {
         "{stderr}"
     );
     assert!(!out.exists());
-    assert_eq!(listing(dir.path()), ["in.txt"]);
+    assert_eq!(common::listing(dir.path()), ["in.txt"]);
     assert!(leftover.is_empty(), "{leftover:?}");
 }
 

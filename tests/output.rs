@@ -3,6 +3,8 @@
 //! closed stderr, progress in logs, the `--stats` wall time, Ctrl-C, and the
 //! messages that name the user's paths.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
@@ -24,21 +26,6 @@ fn write(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.path().join(name);
     std::fs::write(&path, bytes).expect("temp files can be written");
     path
-}
-
-/// Files in `dir`, sorted, as names.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .expect("readable dir")
-        .map(|e| {
-            e.expect("dir entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 /// Three keys, two of them twice, and one invalid line.
@@ -181,7 +168,7 @@ fn output_symlinks_are_written_through() {
     assert_eq!(read("norm.txt").lines().count(), 6);
     // The temporary files were renamed in the targets' directory.
     assert_eq!(
-        listing(&dir.path().join("real")),
+        common::listing(&dir.path().join("real")),
         ["norm.txt", "out.txt", "rej.txt", "stats.json"]
     );
 }
@@ -205,7 +192,7 @@ fn output_stats_json_is_atomic() {
         std::fs::read(dir.path().join("stats.json")).expect("kept"),
         b"old\n"
     );
-    assert_eq!(listing(dir.path()), ["in.txt", "stats.json"]);
+    assert_eq!(common::listing(dir.path()), ["in.txt", "stats.json"]);
 }
 
 // ---------------------------------------------------------------------------
@@ -248,7 +235,7 @@ fn output_dash_is_stdout() {
         .success()
         .stdout(predicate::str::starts_with("http://a.example/x\n"));
     assert_eq!(
-        listing(dir.path()),
+        common::listing(dir.path()),
         ["in.txt", "out.txt"],
         "no file named -"
     );
@@ -520,7 +507,7 @@ fn output_normalize_checks_inputs_before_writing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
-    assert_eq!(listing(dir.path()), ["in.txt"]);
+    assert_eq!(common::listing(dir.path()), ["in.txt"]);
     for cmd in ["parse", "resolve"] {
         let mut c = urikey();
         c.arg(cmd);
@@ -603,7 +590,7 @@ fn output_write_errors_name_the_users_path() {
             "{cmd}: {stderr}"
         );
         assert!(!stderr.contains(".tmp"), "{cmd}: {stderr}");
-        assert_eq!(listing(dir.path()), ["in.txt"], "{cmd}");
+        assert_eq!(common::listing(dir.path()), ["in.txt"], "{cmd}");
     }
 }
 
@@ -645,12 +632,15 @@ fn output_ctrl_c_says_interrupted_and_cleans_up() {
             std::thread::sleep(Duration::from_secs(5));
         });
         for _ in 0..500 {
-            if !listing(dir.path()).is_empty() {
+            if !common::listing(dir.path()).is_empty() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(!listing(dir.path()).is_empty(), "the temporary file exists");
+        assert!(
+            !common::listing(dir.path()).is_empty(),
+            "the temporary file exists"
+        );
         std::thread::sleep(Duration::from_millis(200));
         let status = StdCommand::new("kill")
             .arg("-INT")
@@ -669,9 +659,9 @@ fn output_ctrl_c_says_interrupted_and_cleans_up() {
         );
         assert!(!out.exists(), "{cmd}");
         assert!(
-            listing(dir.path()).is_empty(),
+            common::listing(dir.path()).is_empty(),
             "{cmd}: {:?}",
-            listing(dir.path())
+            common::listing(dir.path())
         );
         drop(feeder);
     }

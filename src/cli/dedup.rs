@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use urikey::engine::{
-    self, Config, Emit, Field, InvalidLine, Observer, Progress, Select, Stats, Warning,
+    self, Config, Emit, Field, Input, InvalidLine, Observer, Progress, Select, Stats, Warning,
 };
 use urikey::uri::key::Relative;
 
@@ -340,17 +340,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         .as_deref()
         .map(|p| Sink::open(Some(p), &cleanup))
         .transpose()?;
-    let total = args
-        .files
-        .iter()
-        .map(|p| {
-            std::fs::metadata(p)
-                .ok()
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-        })
-        .sum::<Option<u64>>()
-        .filter(|_| !args.files.is_empty());
+    let total = inputs.iter().map(Input::size_hint).sum::<Option<u64>>();
     let rejects_writer: Option<Box<dyn Write>> = match &rejects {
         Some(r) => Some(Box::new(BufWriter::with_capacity(1 << 16, r.try_clone()?))),
         None => None,
