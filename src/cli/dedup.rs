@@ -162,7 +162,7 @@ pub struct DedupArgs {
     pub temp_dir: Option<PathBuf>,
 
     /// Target chunk size in bytes (tuning and testing).
-    #[arg(long, value_name = "BYTES", default_value_t = 2 << 20, hide = true)]
+    #[arg(long, value_name = "BYTES", default_value_t = urikey::engine::DEFAULT_CHUNK_BYTES, hide = true)]
     pub chunk_size: usize,
 }
 

@@ -1,45 +1,95 @@
-//! An open-addressing table of 128-bit fingerprints.
+//! An open-addressing table of fingerprints, 12.8 bytes a slot.
 //!
-//! Fingerprints are XXH3-128 values, so their bits are already uniformly
-//! distributed: the low 64 bits choose the home slot directly (scaled to
-//! the table length by a multiply and shift, so any length works), with no
-//! further hashing. Collisions between slots are resolved by linear
-//! probing. The value `0` marks an empty slot; the (astronomically
-//! unlikely) fingerprint `0` itself is kept aside in a separate field, so
-//! no two fingerprints are ever merged by the table.
+//! # Layout
 //!
-//! The table grows when it would pass 70 % load. Below one 2 MiB huge page
-//! it grows fourfold (small tables are cheap; each step is a new map to
-//! fault in). From 2 MiB on it grows alternately by 3/2 and by 4/3
-//! (lengths 2^k and 3·2^(k-1), in whole huge pages: see `next_len`), so
-//! it mostly holds between 47 % and 70 % live slots: 23 to 34 bytes per
-//! fingerprint, plus 6 to 9 bytes for the optional dense ids (see
-//! [`FingerprintTable::insert`]). Plain doubling would leave a table as
-//! little as 35 % full (46 bytes per fingerprint); the smaller steps cost
-//! a few more, smaller, rebuilds. From 2 MiB on a table grows in place
-//! (see `rebuild_in_place`): during a rebuild only its live fingerprints
-//! are held twice, in a buffer each worker thread keeps.
+//! The table is an array of buckets, one 64-byte cache line each: a 4-byte
+//! header, then five 12-byte slots. A slot holds bits 0..96 of a
+//! fingerprint; the header holds the number of taken slots (3 bits), an
+//! overflow bit, and bits 96..101 of each slot's fingerprint (5 bits a
+//! slot). So a table tells fingerprints apart by their low 101 bits. Its
+//! callers put into one table only fingerprints whose top bits agree (the
+//! engine's shard: 4 bits; a spilled partition: 12), so the position of a
+//! table implies those: two keys are merged only if 105 of their 128
+//! fingerprint bits agree. The engine's collision bound follows from that
+//! (see the crate's engine docs): about `n² / 2¹⁰⁶` for `n` distinct keys.
 //!
-//! Slots are prefetched a few inserts ahead
+//! # Probing
+//!
+//! A fingerprint's home bucket is its low 64 bits read as a fraction of
+//! the bucket count (XXH3 bits are uniform already, and the order of the
+//! buckets follows the order of those bits, which the in-place growth
+//! below relies on). An insert takes the first bucket from the home on
+//! that has a free slot, and sets the overflow bit of every full bucket it
+//! passed. A lookup checks the home bucket and goes on to the next one
+//! only while the overflow bit is set: without it a miss would read 5 to
+//! 10 buckets on average at the highest load (simulated, 5-slot buckets at
+//! 85 % and 90 %).
+//!
+//! # Growth and memory
+//!
+//! A table grows before more than 87.5 % of its slots are taken. Below one
+//! 2 MiB huge page it grows fourfold; from there on by about 1.3 in whole
+//! huge pages. Each table's sizes are shifted by its `phase` (the engine
+//! gives each of its 16 shards another one), so the shards, which fill up
+//! at the same pace, do not all grow at the same moment: from 8 M keys on,
+//! 16 such tables take 16.7 bytes per fingerprint on average over sizes
+//! and 18.7 at most (a single table: 14.6 to 19). Steps of 1.3 rather
+//! than 1.4 or 1.5 cost more rebuilds, but a rebuild is one sequential
+//! pass (see [`FingerprintTable::grow`]). Tables from one huge page on grow in place
+//! inside a reserved range of address space, without a second copy of
+//! their entries (see [`FingerprintTable::grow`]).
+//!
+//! Buckets are prefetched a few inserts ahead
 //! ([`FingerprintTable::insert_all`]): without it a 1 GiB engine-only run
-//! took 40 % more CPU (2.10 -> 2.95 s).
+//! took 40 % more CPU.
 
 /// Numerator / denominator of the maximum load factor.
-const MAX_LOAD: (usize, usize) = (7, 10);
+const MAX_LOAD: (usize, usize) = (875, 1000);
 
-/// How many items ahead [`FingerprintTable::insert_all`] prefetches slots.
+/// Growth factor of tables of a huge page or more (before rounding to whole
+/// huge pages).
+const GROWTH: f64 = 1.3;
+
+/// The number of phases the growth of tables can be shifted by (one per
+/// engine shard).
+pub const PHASES: usize = 16;
+
+/// How many items ahead [`FingerprintTable::insert_all`] prefetches buckets.
 /// In a phase-2-only run (13.8 M fingerprints into 16 tables) 16 took
 /// 0.55 CPU seconds against 0.58 for 8 and 0.65 for 4; 24 and 32 measured
-/// the same as 16. In a whole 1 GiB 2-thread run 8, 16 and 32 were within
-/// noise of each other.
+/// the same as 16.
 pub const AHEAD: usize = 16;
 
-/// Bytes per live entry of the per-thread buffer a rebuild in place
-/// copies the entries to (a fingerprint and an id), kept between rebuilds.
-pub const REBUILD_BYTES_PER_KEY: usize = 20;
+/// Bytes of a bucket: one cache line.
+const BUCKET: usize = 64;
 
-/// Smallest number of slots a table starts with.
-const MIN_SLOTS: usize = 64;
+/// Slots in a bucket.
+const SLOTS: usize = 5;
+
+/// Bytes of a slot (fingerprint bits 0..96).
+const SLOT: usize = 12;
+
+/// Bytes of the header that starts each bucket.
+const HEADER: usize = 4;
+
+/// Header bits: the number of taken slots.
+const COUNT_MASK: u32 = 0b111;
+
+/// Header bit: an insert passed this bucket because it was full.
+const OVERFLOW: u32 = 1 << 3;
+
+/// Header bits of slot `j`'s fingerprint bits 96..101 start at
+/// `EXTRA_SHIFT + EXTRA_BITS * j`.
+const EXTRA_SHIFT: u32 = 4;
+
+/// Fingerprint bits a header keeps for each slot.
+const EXTRA_BITS: u32 = 5;
+
+/// Fingerprint bits a table keeps: 96 in the slot, 5 in the header.
+pub const KEPT_BITS: u32 = 96 + EXTRA_BITS;
+
+/// Smallest number of buckets a table starts with (1 KiB).
+const MIN_BUCKETS: usize = 16;
 
 /// Tables at least this large live in their own anonymous memory map,
 /// faulted in at once (see [`Slots::zeroed`]).
@@ -50,29 +100,14 @@ const HUGE_TABLE_BYTES: usize = 64 << 10;
 /// while they are faulted in, far fewer TLB misses on their random accesses.
 const HUGE_PAGE: usize = 2 << 20;
 
+/// Buckets in a huge page.
+const PAGE_BUCKETS: usize = HUGE_PAGE / BUCKET;
+
 /// A table of a huge page or more reserves this many times its size of
 /// address space and grows inside it (see [`FingerprintTable::grow`]).
 const RESERVE_FACTOR: usize = 8;
 
-std::thread_local! {
-    /// The live entries of a table being rebuilt in place (fingerprints and
-    /// ids), reused by each worker thread from one rebuild to the next.
-    static REBUILD: std::cell::RefCell<(Vec<u128>, Vec<u32>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-}
-
-/// Frees the calling thread's rebuild buffer (it is kept between rebuilds
-/// otherwise): the engine calls it on every worker before it resolves a
-/// spilled run.
-pub fn release_rebuild_buffer() {
-    REBUILD.with(|cell| {
-        if let Ok(mut b) = cell.try_borrow_mut() {
-            *b = (Vec::new(), Vec::new());
-        }
-    });
-}
-
-/// Zero-initialised storage for `len` slots of 16 bytes.
+/// Zero-initialised storage for `len` buckets.
 #[derive(Debug)]
 struct Slots {
     mem: SlotMemory,
@@ -82,8 +117,8 @@ struct Slots {
 #[derive(Debug)]
 enum SlotMemory {
     Heap(Vec<u8>),
-    /// The slots start `offset` bytes into the map (huge-page aligned); the
-    /// rest of the map is room to grow.
+    /// The buckets start `offset` bytes into the map (huge-page aligned);
+    /// the rest of the map is room to grow.
     Map {
         map: memmap2::MmapMut,
         offset: usize,
@@ -93,7 +128,7 @@ enum SlotMemory {
 
 impl Slots {
     fn zeroed(len: usize) -> Self {
-        let bytes = len * 16;
+        let bytes = len * BUCKET;
         if bytes >= HUGE_TABLE_BYTES {
             // A table of at least one huge page gets a huge page of slack so
             // that it can start on a huge-page boundary: an unaligned 3 MiB
@@ -132,7 +167,7 @@ impl Slots {
                         let _ = map.advise_range(memmap2::Advice::HugePage, offset, whole);
                     }
                     // Fault the table in writable now, in one call. Left to
-                    // itself, the first probe of a slot *reads* it, which
+                    // itself, the first probe of a bucket *reads* it, which
                     // maps the shared zero page; the first store then takes
                     // a second, copy-on-write fault whose page-table flush
                     // interrupts every other core running this process. With
@@ -170,29 +205,19 @@ impl Slots {
         }
     }
 
-    #[inline]
-    fn get(&self, i: usize) -> u128 {
-        let b = &self.bytes()[i * 16..i * 16 + 16];
-        u128::from_ne_bytes(b.try_into().unwrap_or([0; 16]))
-    }
-
-    #[inline]
-    fn set(&mut self, i: usize, fp: u128) {
-        self.bytes_mut()[i * 16..i * 16 + 16].copy_from_slice(&fp.to_ne_bytes());
-    }
-
+    /// Number of buckets.
     fn len(&self) -> usize {
         self.len
     }
 
-    /// Grows to `len` slots inside the map's spare room, the old slots
+    /// Grows to `len` buckets inside the map's spare room, the old buckets
     /// kept as they are and the new ones zero. False (nothing changed) when
     /// there is no such room.
     fn extend_in_place(&mut self, len: usize) -> bool {
         let SlotMemory::Map { map, offset, bytes } = &mut self.mem else {
             return false;
         };
-        let new_bytes = len * 16;
+        let new_bytes = len * BUCKET;
         if new_bytes < *bytes || *offset + new_bytes > map.len() {
             return false;
         }
@@ -211,13 +236,13 @@ impl Slots {
     }
 }
 
-/// Asks the CPU to start loading slot `i` of `bytes` into cache. A plain
+/// Asks the CPU to start loading bucket `b` of `bytes` into cache. A plain
 /// load cannot stand in for this: its value must be kept somewhere, and
 /// the instruction that keeps it waits for the miss (perf showed 70 % of
 /// `insert_batch` stalled on such a load).
 #[inline]
-fn prefetch_slot(bytes: &[u8], i: usize) {
-    let p = bytes.as_ptr().wrapping_add(i.wrapping_mul(16));
+fn prefetch_bucket(bytes: &[u8], b: usize) {
+    let p = bytes.as_ptr().wrapping_add(b.wrapping_mul(BUCKET));
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults, reads nothing
     // the program can observe and writes nothing, whatever the address.
@@ -228,6 +253,134 @@ fn prefetch_slot(bytes: &[u8], i: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// The part of a fingerprint a table keeps: bits 0..64, 64..96 and
+/// 96..101.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Kept {
+    lo: u64,
+    mid: u32,
+    extra: u32,
+}
+
+impl Kept {
+    #[inline]
+    fn of(fp: u128) -> Self {
+        Self {
+            lo: fp as u64,
+            mid: (fp >> 64) as u32,
+            extra: ((fp >> 96) as u32) & ((1 << EXTRA_BITS) - 1),
+        }
+    }
+}
+
+/// Where a lookup found a fingerprint, or where it stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    /// In slot `j` of bucket `b`.
+    Found { b: usize, j: usize },
+    /// Not in the table; the lookup stopped at bucket `b`, where an insert
+    /// starts looking for a free slot.
+    Absent { b: usize },
+}
+
+/// Bucket `b` of `bytes` (an empty bucket past the end, which no caller
+/// asks for).
+#[inline]
+fn bucket(bytes: &[u8], b: usize) -> &[u8; BUCKET] {
+    bytes
+        .get(b * BUCKET..b * BUCKET + BUCKET)
+        .and_then(|s| s.try_into().ok())
+        .unwrap_or(&[0; BUCKET])
+}
+
+#[inline]
+fn header(bucket: &[u8; BUCKET]) -> u32 {
+    u32::from_le_bytes([bucket[0], bucket[1], bucket[2], bucket[3]])
+}
+
+fn set_header(bytes: &mut [u8], b: usize, h: u32) {
+    if let Some(d) = bytes.get_mut(b * BUCKET..b * BUCKET + HEADER) {
+        d.copy_from_slice(&h.to_le_bytes());
+    }
+}
+
+/// The slot of bucket `bucket` that holds `k`, if any.
+#[inline]
+fn slot_of(bucket: &[u8; BUCKET], k: Kept) -> Option<usize> {
+    let h = header(bucket);
+    let taken = (h & COUNT_MASK) as usize;
+    (0..taken.min(SLOTS)).find(|&j| {
+        let o = HEADER + j * SLOT;
+        let lo = u64::from_le_bytes(bucket[o..o + 8].try_into().unwrap_or([0; 8]));
+        let mid = u32::from_le_bytes(bucket[o + 8..o + 12].try_into().unwrap_or([0; 4]));
+        lo == k.lo && mid == k.mid && (h >> (EXTRA_SHIFT + EXTRA_BITS * j as u32)) & 31 == k.extra
+    })
+}
+
+/// The fingerprint bits kept in slot `j` of `bucket`.
+fn kept_at(bucket: &[u8; BUCKET], j: usize) -> Kept {
+    let o = HEADER + j * SLOT;
+    Kept {
+        lo: u64::from_le_bytes(bucket[o..o + 8].try_into().unwrap_or([0; 8])),
+        mid: u32::from_le_bytes(bucket[o + 8..o + 12].try_into().unwrap_or([0; 4])),
+        extra: (header(bucket) >> (EXTRA_SHIFT + EXTRA_BITS * j as u32)) & 31,
+    }
+}
+
+/// Where `k` is in `bytes` (`len` buckets), or where the lookup stopped:
+/// at the first bucket from its home on that no insert went past.
+#[inline]
+fn probe(bytes: &[u8], len: usize, k: Kept) -> Probe {
+    let mut b = home(k.lo, len);
+    // Bounded by the bucket count, so that even a corrupt table ends.
+    for _ in 0..len {
+        let bk = bucket(bytes, b);
+        if let Some(j) = slot_of(bk, k) {
+            return Probe::Found { b, j };
+        }
+        if header(bk) & OVERFLOW == 0 {
+            return Probe::Absent { b };
+        }
+        b = next_bucket(b, len);
+    }
+    Probe::Absent { b }
+}
+
+/// Puts `k` into the first bucket from `b` on that has a free slot, and
+/// marks every full bucket it passes as overflowed. Returns the bucket and
+/// slot, or `None` when `wrap` is false and no bucket up to the end has
+/// room (or, with `wrap`, none at all, which a table under its maximum load
+/// never is).
+#[inline]
+fn place(
+    bytes: &mut [u8],
+    len: usize,
+    mut b: usize,
+    k: Kept,
+    wrap: bool,
+) -> Option<(usize, usize)> {
+    for _ in 0..len {
+        let h = header(bucket(bytes, b));
+        let taken = (h & COUNT_MASK) as usize;
+        if taken < SLOTS {
+            let o = b * BUCKET + HEADER + taken * SLOT;
+            if let Some(d) = bytes.get_mut(o..o + SLOT) {
+                d[..8].copy_from_slice(&k.lo.to_le_bytes());
+                d[8..].copy_from_slice(&k.mid.to_le_bytes());
+            }
+            let extra = k.extra << (EXTRA_SHIFT + EXTRA_BITS * taken as u32);
+            set_header(bytes, b, (h + 1) | extra);
+            return Some((b, taken));
+        }
+        set_header(bytes, b, h | OVERFLOW);
+        if b + 1 == len && !wrap {
+            return None;
+        }
+        b = next_bucket(b, len);
+    }
+    None
 }
 
 /// What [`FingerprintTable::insert`] found.
@@ -259,135 +412,107 @@ impl Insert {
 #[derive(Debug)]
 pub struct FingerprintTable<const WITH_IDS: bool> {
     slots: Slots,
+    /// The id of each slot (bucket × 5 + slot), with ids.
     ids: Vec<u32>,
-    /// Live non-zero fingerprints in `slots`.
+    /// Fingerprints stored.
     filled: usize,
-    /// The id of the fingerprint `0`, when it was inserted.
-    zero: Option<u32>,
+    /// Shifts this table's sizes (see the module docs), below [`PHASES`].
+    phase: usize,
 }
 
 impl<const WITH_IDS: bool> Default for FingerprintTable<WITH_IDS> {
     fn default() -> Self {
-        Self::with_slots(MIN_SLOTS)
+        Self::with_phase(0)
     }
 }
 
 impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
-    fn with_slots(slots: usize) -> Self {
-        let slots = slots.max(MIN_SLOTS);
+    /// An empty table whose sizes are shifted by `phase` (taken modulo
+    /// [`PHASES`]): give each of several tables that fill up together
+    /// another phase.
+    pub fn with_phase(phase: usize) -> Self {
         Self {
-            slots: Slots::zeroed(slots),
-            ids: if WITH_IDS { vec![0; slots] } else { Vec::new() },
+            slots: Slots::zeroed(MIN_BUCKETS),
+            ids: if WITH_IDS {
+                vec![0; MIN_BUCKETS * SLOTS]
+            } else {
+                Vec::new()
+            },
             filled: 0,
-            zero: None,
+            phase: phase % PHASES,
         }
     }
 
     /// Number of distinct fingerprints stored.
     pub fn len(&self) -> usize {
-        self.filled + usize::from(self.zero.is_some())
+        self.filled
     }
 
     /// True when nothing was inserted yet.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.filled == 0
     }
 
-    /// Bytes of heap memory held by the table.
+    /// Bytes of memory held by the table.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<u128>()
-            + self.ids.capacity() * std::mem::size_of::<u32>()
+        self.slots.len() * BUCKET + self.ids.capacity() * std::mem::size_of::<u32>()
     }
 
     /// True when `fp` is in the table.
     pub fn contains(&self, fp: u128) -> bool {
-        if fp == 0 {
-            return self.zero.is_some();
-        }
-        let len = self.slots.len();
-        let mut i = home(fp, len);
-        loop {
-            match self.slots.get(i) {
-                0 => return false,
-                s if s == fp => return true,
-                _ => i = next_slot(i, len),
-            }
-        }
+        self.find(fp).is_some()
     }
 
     /// The id of `fp` when it is in the table (0 for every fingerprint of a
     /// table without ids).
     pub fn find(&self, fp: u128) -> Option<u32> {
-        if fp == 0 {
-            return self.zero;
-        }
-        let len = self.slots.len();
-        let mut i = home(fp, len);
-        loop {
-            match self.slots.get(i) {
-                0 => return None,
-                s if s == fp => {
-                    return Some(if WITH_IDS {
-                        self.ids.get(i).copied().unwrap_or(0)
-                    } else {
-                        0
-                    })
-                }
-                _ => i = next_slot(i, len),
-            }
+        match probe(self.slots.bytes(), self.slots.len(), Kept::of(fp)) {
+            Probe::Found { b, j } => Some(self.id_at(b, j)),
+            Probe::Absent { .. } => None,
         }
     }
 
-    /// Bytes the table's slots (and ids) would take after `more` new
+    /// Bytes the table's buckets (and ids) would take after `more` new
     /// fingerprints (it may grow several times): what the engine checks
-    /// against its memory limit before a batch. A rebuild also holds the
-    /// live entries once more, in the rebuilding thread's buffer
-    /// ([`REBUILD_BYTES_PER_KEY`] each).
+    /// against its memory limit before a batch. Growth needs no second
+    /// copy of the entries.
     pub fn bytes_after(&self, more: usize) -> usize {
         let want = self.filled + more;
         let mut len = self.slots.len();
-        while want * MAX_LOAD.1 > len * MAX_LOAD.0 {
-            len = next_len(len);
+        while want > max_filled(len) {
+            len = next_len(len, self.phase);
         }
-        len * (16 + if WITH_IDS { 4 } else { 0 })
+        len * (BUCKET + if WITH_IDS { 4 * SLOTS } else { 0 })
     }
 
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
     /// is the number of fingerprints inserted before it.
     #[inline]
     pub fn insert(&mut self, fp: u128) -> Insert {
-        if fp == 0 {
-            return self.insert_zero();
-        }
+        let k = Kept::of(fp);
         let len = self.slots.len();
-        let mut i = home(fp, len);
-        loop {
-            let s = self.slots.get(i);
-            if s == fp {
-                return Insert::Seen(if WITH_IDS { self.ids[i] } else { 0 });
+        match probe(self.slots.bytes(), len, k) {
+            Probe::Found { b, j } => Insert::Seen(self.id_at(b, j)),
+            Probe::Absent { b } => {
+                if self.filled + 1 > max_filled(len) {
+                    self.grow();
+                    return self.insert(fp);
+                }
+                let id = self.next_id();
+                if let Some((b, j)) = place(self.slots.bytes_mut(), len, b, k, true) {
+                    self.set_id(b, j, id);
+                }
+                self.filled += 1;
+                Insert::New(id)
             }
-            if s == 0 {
-                break;
-            }
-            i = next_slot(i, len);
         }
-        if (self.filled + 1) * MAX_LOAD.1 > self.slots.len() * MAX_LOAD.0 {
-            return self.grow_and_insert(fp);
-        }
-        let id = self.next_id();
-        self.slots.set(i, fp);
-        if WITH_IDS {
-            self.ids[i] = id;
-        }
-        self.filled += 1;
-        Insert::New(id)
     }
 
     /// Inserts the fingerprint `fp_of` gives for each of `items`, in order,
     /// and passes the item and what [`insert`](Self::insert) would have
     /// returned to `each`. Same results as one `insert` per item, but each
-    /// slot is prefetched [`AHEAD`] items early, and the slots are looked
-    /// up once per run between growths instead of once per item.
+    /// home bucket is prefetched [`AHEAD`] items early, and the buckets are
+    /// looked up once per run between growths instead of once per item.
     #[inline]
     pub fn insert_all<T>(
         &mut self,
@@ -398,56 +523,37 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let mut k = 0usize;
         while k < items.len() {
             let len = self.slots.len();
-            // Live fingerprints the table may hold before it must grow.
-            let limit = len * MAX_LOAD.0 / MAX_LOAD.1;
-            let zero = usize::from(self.zero.is_some());
+            let limit = max_filled(len);
             let mut filled = self.filled;
             let mut must_grow = false;
             let bytes = self.slots.bytes_mut();
             let ids = &mut self.ids;
             while let Some(item) = items.get(k) {
                 if let Some(ahead) = items.get(k + AHEAD) {
-                    // The slot after the home too: a probe from the last
-                    // slot of a cache line often goes on into the next one
-                    // (this second prefetch took a phase-2-only run from
-                    // 0.62 to 0.58 CPU seconds; in the same line it costs
-                    // next to nothing).
-                    let h = home(fp_of(ahead), len);
-                    prefetch_slot(bytes, h);
-                    prefetch_slot(bytes, h + 1);
+                    prefetch_bucket(bytes, home(fp_of(ahead) as u64, len));
                 }
-                let fp = fp_of(item);
-                if fp == 0 {
-                    break;
-                }
-                let mut i = home(fp, len);
-                let seen = loop {
-                    match slot_at(bytes, i) {
-                        0 => break false,
-                        s if s == fp => break true,
-                        _ => i = next_slot(i, len),
-                    }
-                };
-                let ins = if seen {
-                    Insert::Seen(if WITH_IDS {
-                        ids.get(i).copied().unwrap_or(0)
+                let kept = Kept::of(fp_of(item));
+                let ins = match probe(bytes, len, kept) {
+                    Probe::Found { b, j } => Insert::Seen(if WITH_IDS {
+                        ids.get(b * SLOTS + j).copied().unwrap_or(0)
                     } else {
                         0
-                    })
-                } else if filled + 1 > limit {
-                    must_grow = true;
-                    break;
-                } else {
-                    if let Some(slot) = bytes.get_mut(i * 16..i * 16 + 16) {
-                        slot.copy_from_slice(&fp.to_ne_bytes());
+                    }),
+                    Probe::Absent { .. } if filled + 1 > limit => {
+                        must_grow = true;
+                        break;
                     }
-                    // As `next_id`: the number of fingerprints so far.
-                    let id = if WITH_IDS { (filled + zero) as u32 } else { 0 };
-                    if let Some(slot) = ids.get_mut(i) {
-                        *slot = id;
+                    Probe::Absent { b } => {
+                        // As `next_id`: the number of fingerprints so far.
+                        let id = if WITH_IDS { filled as u32 } else { 0 };
+                        if let Some((b, j)) = place(bytes, len, b, kept, true) {
+                            if let Some(slot) = ids.get_mut(b * SLOTS + j) {
+                                *slot = id;
+                            }
+                        }
+                        filled += 1;
+                        Insert::New(id)
                     }
-                    filled += 1;
-                    Insert::New(id)
                 };
                 each(item, ins);
                 k += 1;
@@ -455,273 +561,150 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             self.filled = filled;
             if must_grow {
                 self.grow();
-            } else if let Some(item) = items.get(k) {
-                // The fingerprint `0`, which no slot holds.
-                let ins = self.insert(fp_of(item));
-                each(item, ins);
-                k += 1;
             }
         }
-    }
-
-    /// [`insert`](Self::insert) of the fingerprint `0`, kept out of the
-    /// inlined path.
-    #[cold]
-    #[inline(never)]
-    fn insert_zero(&mut self) -> Insert {
-        match self.zero {
-            Some(id) => Insert::Seen(id),
-            None => {
-                let id = self.next_id();
-                self.zero = Some(id);
-                Insert::New(id)
-            }
-        }
-    }
-
-    /// [`insert`](Self::insert) of a new fingerprint that does not fit
-    /// under the maximum load: grows the table first. Kept out of the
-    /// inlined path.
-    #[cold]
-    #[inline(never)]
-    fn grow_and_insert(&mut self, fp: u128) -> Insert {
-        self.grow();
-        self.insert(fp)
     }
 
     fn next_id(&self) -> u32 {
         if WITH_IDS {
             // Ids are u32: 4 billion distinct keys per table (the engine
             // spreads keys over many tables) before they would wrap.
-            self.len() as u32
+            self.filled as u32
         } else {
             0
         }
     }
 
+    fn id_at(&self, b: usize, j: usize) -> u32 {
+        if WITH_IDS {
+            self.ids.get(b * SLOTS + j).copied().unwrap_or(0)
+        } else {
+            0
+        }
+    }
+
+    fn set_id(&mut self, b: usize, j: usize, id: u32) {
+        if let Some(slot) = self.ids.get_mut(b * SLOTS + j) {
+            *slot = id;
+        }
+    }
+
+    /// Grows to the next length: in place when the map has room, else
+    /// into a new map (or vector) with every entry inserted again.
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let old_len = self.slots.len();
-        let new_len = next_len(old_len);
+        let new_len = next_len(old_len, self.phase);
         if self.slots.extend_in_place(new_len) {
             self.rebuild_in_place(old_len);
             return;
         }
-        let old_slots = std::mem::replace(&mut self.slots, Slots::zeroed(new_len));
+        let old = std::mem::replace(&mut self.slots, Slots::zeroed(new_len));
         let old_ids = std::mem::replace(
             &mut self.ids,
             if WITH_IDS {
-                vec![0; new_len]
+                vec![0; new_len * SLOTS]
             } else {
                 Vec::new()
             },
         );
-        let bytes = self.slots.bytes_mut();
-        let mut at = Placement::default();
-        let old = old_slots.bytes();
-        let start = first_empty(old);
-        let (head, tail) = old.split_at(start * 16);
-        for (k, slot) in (start..)
-            .zip(tail.chunks_exact(16))
-            .chain((0..).zip(head.chunks_exact(16)))
-        {
-            let fp = slot_value(slot);
-            if fp != 0 {
-                let id = if WITH_IDS {
-                    old_ids.get(k).copied().unwrap_or(0)
-                } else {
-                    0
-                };
-                at.place(bytes, &mut self.ids, fp, id);
+        let old = old.bytes();
+        for b in 0..old_len {
+            let bk = bucket(old, b);
+            for j in 0..(header(bk) & COUNT_MASK) as usize {
+                let k = kept_at(bk, j);
+                let bytes = self.slots.bytes_mut();
+                if let Some((nb, nj)) = place(bytes, new_len, home(k.lo, new_len), k, true) {
+                    let id = old_ids.get(b * SLOTS + j).copied().unwrap_or(0);
+                    self.set_id(nb, nj, id);
+                }
             }
         }
     }
-}
 
-impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
-    /// After [`Slots::extend_in_place`]: moves every fingerprint (and id)
-    /// to its place for the new length.
+    /// After [`Slots::extend_in_place`]: moves every entry (and id) to its
+    /// place for the new length, in place, with no second copy.
     ///
-    /// Growing in place instead of into a new map matters on machines where
-    /// fresh memory is slow to fault in (the kernel zeroes it, a hypervisor
-    /// may have to back it): a new map for each step faulted in about 3.4
-    /// times the final table size over a run, against 1.1 times now. The
-    /// live entries are copied out to a per-thread buffer while the old
-    /// part is zeroed, then put back in nearly sorted order (see
-    /// `Placement`): most go to their slot without a probe. Against copying
-    /// out with a branch per slot and inserting each entry again, that took
-    /// the rebuilds of a phase-2-only run (13.8 M fingerprints into 16
-    /// tables) from about 0.19 to 0.10 CPU seconds (perf samples).
+    /// Homes keep the order of the fingerprints' low bits, so an entry's
+    /// new home is at or after its old bucket, except for entries displaced
+    /// far from a home near the start. The buckets are read from the last
+    /// to the first; each one is emptied and its entries placed from their
+    /// new homes on, in buckets that were all read (or are new) already.
+    /// The few entries whose new home is before their old bucket, or whose
+    /// place would wrap around the end, wait in a small list and are
+    /// inserted at the end.
     fn rebuild_in_place(&mut self, old_len: usize) {
-        REBUILD.with(|cell| {
-            let mut guard = cell.borrow_mut();
-            let (fps, ids) = &mut *guard;
-            let bytes = self.slots.bytes_mut();
-            let old = bytes.get_mut(..old_len * 16).unwrap_or_default();
-            let start = first_empty(old);
-            // Copy the live entries out, from the first empty slot on, so
-            // that they come nearly in order of their home slots (see
-            // `Placement`), and zero the old part on the way. Branch-free:
-            // every slot is written to the buffer, only live ones are kept
-            // (so the buffer has room for one more than the live ones).
-            let room = self.filled + 1;
-            fps.clear();
-            fps.resize(room, 0);
-            ids.clear();
-            if WITH_IDS {
-                ids.resize(room, 0);
-            }
-            let mut n = 0usize;
-            let (head, tail) = old.split_at_mut(start * 16);
-            for (k, slot) in (start..)
-                .zip(tail.chunks_exact_mut(16))
-                .chain((0..).zip(head.chunks_exact_mut(16)))
-            {
-                let fp = slot_value(slot);
-                slot.fill(0);
-                if let Some(d) = fps.get_mut(n) {
-                    *d = fp;
-                }
-                if WITH_IDS {
-                    if let Some(d) = ids.get_mut(n) {
-                        *d = self.ids.get(k).copied().unwrap_or(0);
-                    }
-                }
-                n += usize::from(fp != 0);
-            }
-            // The new part is fresh and already zero.
-            if WITH_IDS {
-                self.ids.clear();
-                self.ids.resize(self.slots.len(), 0);
-            }
-            let bytes = self.slots.bytes_mut();
-            let mut at = Placement::default();
-            for (k, &fp) in fps.iter().take(n).enumerate() {
-                let id = if WITH_IDS {
-                    ids.get(k).copied().unwrap_or(0)
-                } else {
-                    0
-                };
-                at.place(bytes, &mut self.ids, fp, id);
-            }
-        });
-    }
-}
-
-/// Puts the entries of a table being rebuilt into the new, empty table.
-///
-/// The entries come in the order of their old slots, read from an empty
-/// slot on. Since a home slot is the fingerprint's low bits scaled to the
-/// table length, that is nearly the order of their new home slots: only
-/// entries displaced within a cluster come out of order. The placement
-/// keeps track of the run of taken slots it is filling: an entry whose
-/// home is in that run goes right after it, one whose home is past it
-/// starts a new run at its home, both without a probe. Only an entry whose
-/// home is before the run, or one that would wrap around the end, probes
-/// as in an insert.
-#[derive(Default)]
-struct Placement {
-    /// First slot of the run: every slot from here up to `next_free` is
-    /// taken.
-    run_start: usize,
-    /// One past the highest slot filled without wrapping: every slot from
-    /// here on is empty.
-    next_free: usize,
-}
-
-impl Placement {
-    #[inline]
-    fn place(&mut self, bytes: &mut [u8], ids: &mut [u32], fp: u128, id: u32) {
-        let len = bytes.len() / 16;
-        let h = home(fp, len);
-        let direct = h.max(self.next_free);
-        let i = if h >= self.run_start && direct < len {
-            if h > self.next_free {
-                self.run_start = h;
-            }
-            self.next_free = direct + 1;
-            direct
-        } else {
-            let mut i = h;
-            while slot_at(bytes, i) != 0 {
-                i = next_slot(i, len);
-            }
-            if i == self.next_free {
-                self.next_free = i + 1;
-            }
-            i
-        };
-        if let Some(slot) = bytes.get_mut(i * 16..i * 16 + 16) {
-            slot.copy_from_slice(&fp.to_ne_bytes());
+        let len = self.slots.len();
+        if WITH_IDS {
+            self.ids.resize(len * SLOTS, 0);
         }
-        if let Some(slot) = ids.get_mut(i) {
-            *slot = id;
+        let mut waiting: Vec<(Kept, u32)> = Vec::new();
+        for b in (0..old_len).rev() {
+            let bytes = self.slots.bytes_mut();
+            let bk = *bucket(bytes, b);
+            set_header(bytes, b, 0);
+            for j in 0..(header(&bk) & COUNT_MASK) as usize {
+                let k = kept_at(&bk, j);
+                let id = self.id_at(b, j);
+                let h = home(k.lo, len);
+                let bytes = self.slots.bytes_mut();
+                match (h >= b).then(|| place(bytes, len, h, k, false)).flatten() {
+                    Some((nb, nj)) => self.set_id(nb, nj, id),
+                    None => waiting.push((k, id)),
+                }
+            }
+        }
+        for (k, id) in waiting {
+            let bytes = self.slots.bytes_mut();
+            if let Some((nb, nj)) = place(bytes, len, home(k.lo, len), k, true) {
+                self.set_id(nb, nj, id);
+            }
         }
     }
 }
 
-/// The fingerprint in a 16-byte slot.
+/// Most fingerprints a table of `len` buckets holds before it grows.
+fn max_filled(len: usize) -> usize {
+    len * SLOTS * MAX_LOAD.0 / MAX_LOAD.1
+}
+
+/// The home bucket of a fingerprint whose low 64 bits are `lo` in a table
+/// of `len` buckets: `lo` read as a fraction of `len` (the engine's shard
+/// choice uses the top bits, so the two are independent).
 #[inline]
-fn slot_value(slot: &[u8]) -> u128 {
-    slot.try_into().map_or(0, u128::from_ne_bytes)
+fn home(lo: u64, len: usize) -> usize {
+    ((u128::from(lo) * len as u128) >> 64) as usize
 }
 
-/// The fingerprint in slot `i` of `bytes` (0 past the end).
-#[inline]
-fn slot_at(bytes: &[u8], i: usize) -> u128 {
-    bytes.get(i * 16..i * 16 + 16).map_or(0, slot_value)
-}
-
-/// The first empty slot of `bytes` (0 when there is none, which a table
-/// under its maximum load never is).
-fn first_empty(bytes: &[u8]) -> usize {
-    bytes
-        .chunks_exact(16)
-        .position(|s| slot_value(s) == 0)
-        .unwrap_or(0)
-}
-
-/// The home slot of `fp` in a table of `len` slots: its low 64 bits read
-/// as a fraction of `len` (the engine's shard choice uses the top bits, so
-/// the two are independent). Slots keep the order of their fingerprints'
-/// low bits, so a rebuild walks the new table nearly in order.
-#[inline]
-fn home(fp: u128, len: usize) -> usize {
-    ((u128::from(fp as u64) * len as u128) >> 64) as usize
-}
-
-/// The length a table of `len` slots grows to: four times as long up to
-/// one huge page (64 -> 256 -> ... -> 65536 -> 131072 slots), then
-/// 2^k -> 3·2^(k-1) -> 2^(k+1), steps of 3/2 and 4/3, except that a
-/// table stays a whole number of huge pages (2 MiB -> 4 MiB, not 3 MiB):
-/// a tail in small pages made inserts and rebuilds 1.8 times slower (TLB
-/// misses). Fourfold below 2 MiB instead of the same 3/2 and 4/3 steps
-/// took a phase-2-only run (13.8 M fingerprints into 16 tables) from
-/// 0.74 to 0.65 CPU seconds: about 20 fewer rebuilds and new maps per
-/// table, for at most 1.5 MiB more per table while it is small.
-fn next_len(len: usize) -> usize {
-    let per_page = HUGE_PAGE / 16;
-    if len < per_page {
-        return (len * 4).min(per_page);
+/// The length a table of `len` buckets grows to: four times as long up to
+/// one huge page (16 -> 64 -> ... -> 32768 buckets), then the next of the
+/// sizes `GROWTH^(i + phase / PHASES)` huge pages, rounded up to whole
+/// pages (a tail in small pages made inserts and rebuilds 1.8 times slower:
+/// TLB misses), and at least one page more.
+fn next_len(len: usize, phase: usize) -> usize {
+    if len < PAGE_BUCKETS {
+        return (len * 4).min(PAGE_BUCKETS);
     }
-    let next = if len.is_power_of_two() {
-        len + len / 2
-    } else {
-        len / 3 * 4
-    };
-    if next >= per_page {
-        next.div_ceil(per_page) * per_page
-    } else {
-        next
+    let pages = len / PAGE_BUCKETS;
+    let shift = phase as f64 / PHASES as f64;
+    // 2^64 buckets are past any possible table: the loop ends.
+    for i in 0..200 {
+        let size = GROWTH.powf(f64::from(i) + shift).ceil();
+        if size > pages as f64 {
+            return (size as usize).saturating_mul(PAGE_BUCKETS);
+        }
     }
+    len.saturating_add(PAGE_BUCKETS)
 }
 
-/// The slot after `i`, wrapping around.
+/// The bucket after `b`, wrapping around.
 #[inline]
-fn next_slot(i: usize, len: usize) -> usize {
-    if i + 1 == len {
+fn next_bucket(b: usize, len: usize) -> usize {
+    if b + 1 == len {
         0
     } else {
-        i + 1
+        b + 1
     }
 }
 
@@ -729,6 +712,27 @@ fn next_slot(i: usize, len: usize) -> usize {
 mod tests {
     use super::*;
     use crate::uri::key::fingerprint;
+    use std::collections::HashMap;
+
+    /// Inserts `fps` one by one and checks every answer against a map.
+    fn check_against_map<const WITH_IDS: bool>(t: &mut FingerprintTable<WITH_IDS>, fps: &[u128]) {
+        let mut want: HashMap<u128, u32> = HashMap::new();
+        for &fp in fps {
+            let next = want.len() as u32;
+            let got = t.insert(fp);
+            match want.get(&fp) {
+                Some(&id) => assert_eq!(got, Insert::Seen(if WITH_IDS { id } else { 0 })),
+                None => {
+                    assert_eq!(got, Insert::New(if WITH_IDS { next } else { 0 }));
+                    want.insert(fp, next);
+                }
+            }
+        }
+        assert_eq!(t.len(), want.len());
+        for (&fp, &id) in &want {
+            assert_eq!(t.find(fp), Some(if WITH_IDS { id } else { 0 }));
+        }
+    }
 
     #[test]
     fn fpset_insert_contains_grow() {
@@ -742,108 +746,82 @@ mod tests {
             assert!(!t.insert(fp).is_new());
         }
         assert_eq!(t.len(), n as usize);
-        assert!(t.slots.len() >= MIN_SLOTS * 64, "the table grew");
-        for i in 0..n {
-            assert!(t.contains(fingerprint(&i.to_le_bytes())));
-        }
+        assert!(t.slots.len() >= MIN_BUCKETS * 64, "the table grew");
         assert!(!t.contains(fingerprint(b"absent")));
-        // Load stays at or under 70 %.
-        assert!(t.filled * 10 <= t.slots.len() * 7);
+        assert!(t.filled <= max_filled(t.slots.len()));
     }
 
     #[test]
     fn fpset_grows_in_place_past_huge_pages() {
-        // Past 2 MiB (131072 slots) tables grow inside their own map.
-        let n = 400_000u32;
-        let mut t = FingerprintTable::<true>::default();
-        for i in 0..n {
-            assert_eq!(t.insert(fingerprint(&i.to_le_bytes())), Insert::New(i));
+        // Past 2 MiB (32768 buckets) tables grow inside their own map.
+        let fps: Vec<u128> = (0..700_000u32)
+            .map(|i| fingerprint(&(i % 600_000).to_le_bytes()))
+            .collect();
+        for phase in [0, 5, 15] {
+            let mut t = FingerprintTable::<true>::with_phase(phase);
+            check_against_map(&mut t, &fps);
+            assert!(
+                t.slots.len() * BUCKET > 2 * HUGE_PAGE,
+                "several in-place steps"
+            );
+            assert_eq!(t.slots.len() % PAGE_BUCKETS, 0, "whole huge pages");
+            assert!(matches!(t.slots.mem, SlotMemory::Map { .. }));
+            assert!(!t.contains(fingerprint(b"absent")));
         }
-        assert!(t.slots.len() * 16 > 4 * HUGE_PAGE, "several in-place steps");
-        assert_eq!(t.slots.len() % (HUGE_PAGE / 16), 0, "whole huge pages");
-        for i in (0..n).step_by(7) {
-            assert_eq!(t.insert(fingerprint(&i.to_le_bytes())), Insert::Seen(i));
-        }
-        assert!(!t.contains(fingerprint(b"absent")));
-        assert_eq!(t.len(), n as usize);
-        assert!(t.filled * 10 <= t.slots.len() * 7);
     }
 
     #[test]
-    fn fpset_growth_keeps_wrapped_and_out_of_order_clusters() {
+    fn fpset_growth_keeps_wrapped_and_displaced_clusters() {
         let mut fps = Vec::new();
-        // 30 fingerprints whose home is the last slot at every length: a
+        // 40 fingerprints whose home is the last bucket at every length: a
         // cluster that wraps around the end of every table, small (heap)
         // or grown in place.
-        for j in 0..30u64 {
+        for j in 0..40u64 {
             fps.push((u128::from(j) << 64) | u128::from(u64::MAX - j % 3));
         }
-        // Homes that go down as they are inserted: clusters whose slots
-        // are in reverse order of home until the table is large.
+        // 40 whose home is the first bucket: displaced far from a home
+        // near the start, so a rebuild in place must set them aside.
+        for j in 0..40u64 {
+            fps.push((u128::from(j + 100) << 64) | u128::from(j));
+        }
+        // Homes that go down as they are inserted.
         for j in 0..300u64 {
             fps.push((u128::from(j + 1000) << 64) | u128::from(u64::MAX / 2 - (j << 48)));
         }
-        for i in 0..300_000u32 {
+        for i in 0..400_000u32 {
             fps.push(fingerprint(&i.to_le_bytes()));
         }
         let mut t = FingerprintTable::<true>::default();
-        for (i, &fp) in fps.iter().enumerate() {
-            assert_eq!(t.insert(fp), Insert::New(i as u32));
-        }
-        assert!(t.slots.len() * 16 > 2 * HUGE_PAGE, "grown in place too");
-        for (i, &fp) in fps.iter().enumerate().rev() {
-            assert_eq!(t.insert(fp), Insert::Seen(i as u32));
-        }
-        assert_eq!(t.len(), fps.len());
-        let mut f = FingerprintTable::<false>::default();
-        for &fp in &fps {
-            assert!(f.insert(fp).is_new());
-        }
-        assert!(fps.iter().all(|&fp| f.contains(fp)));
+        check_against_map(&mut t, &fps);
+        assert!(t.slots.len() * BUCKET > 2 * HUGE_PAGE, "grown in place too");
+        let mut f = FingerprintTable::<false>::with_phase(7);
+        check_against_map(&mut f, &fps);
         assert!(!f.contains((999 << 64) | u128::from(u64::MAX)));
     }
 
     #[test]
-    fn fpset_placement_out_of_order_and_wrapping() {
-        // Eight slots; entries in an order that needs every branch.
-        let len = 8usize;
-        // Home slot `h` of 8 is the top 3 of the low 64 bits.
-        let at_home = |h: u64| u128::from((h << 61) + 1);
-        let order = [
-            at_home(2),
-            at_home(2) | (1 << 64),
-            at_home(2) | (2 << 64), // home inside the run: after it
-            at_home(1),             // home before the run: probes
-            at_home(5),
-            at_home(7),
-            at_home(7) | (1 << 64), // runs off the end: wraps to slot 0
-            at_home(6),             // before the run again
-        ];
-        let mut bytes = vec![0u8; len * 16];
-        let mut ids = vec![0u32; len];
-        let mut at = Placement::default();
-        for (id, &fp) in order.iter().enumerate() {
-            at.place(&mut bytes, &mut ids, fp, id as u32);
+    fn fpset_keeps_101_low_bits() {
+        let mut t = FingerprintTable::<true>::default();
+        let a = fingerprint(b"a");
+        // Every bit below `KEPT_BITS` tells fingerprints apart.
+        assert_eq!(t.insert(a), Insert::New(0));
+        for bit in 0..KEPT_BITS {
+            assert_eq!(t.insert(a ^ (1 << bit)), Insert::New(bit + 1), "bit {bit}");
         }
-        // Every entry is reachable from its home without crossing an empty
-        // slot, and its id went with it.
-        for (id, &fp) in order.iter().enumerate() {
-            let mut i = home(fp, len);
-            while slot_at(&bytes, i) != fp {
-                assert_ne!(slot_at(&bytes, i), 0, "gap before {fp:#x}");
-                i = next_slot(i, len);
-            }
-            assert_eq!(ids[i], id as u32);
-        }
-        assert_eq!(slot_at(&bytes, 0), at_home(7) | (1 << 64));
+        // Bits from there on are the caller's (its shard or partition).
+        assert_eq!(t.insert(a ^ (1 << KEPT_BITS)), Insert::Seen(0));
+        assert_eq!(t.insert(a ^ (1 << 127)), Insert::Seen(0));
+        // The zero fingerprint is one like any other.
+        assert_eq!(t.insert(0), Insert::New(KEPT_BITS + 1));
+        assert_eq!(t.insert(0), Insert::Seen(KEPT_BITS + 1));
     }
 
     /// `insert_all` gives what one `insert` per item gives, through growth
-    /// (heap and in place), duplicates and the zero fingerprint.
+    /// (heap and in place) and duplicates.
     fn check_insert_all<const WITH_IDS: bool>() {
         let mut items: Vec<u128> = Vec::new();
-        for i in 0..200_000u32 {
-            items.push(fingerprint(&(i % 150_000).to_le_bytes()));
+        for i in 0..250_000u32 {
+            items.push(fingerprint(&(i % 200_000).to_le_bytes()));
             if i % 40_000 == 7 {
                 items.push(0);
             }
@@ -860,9 +838,9 @@ mod tests {
         for ((fp, ins), (&item, &w)) in got.iter().zip(items.iter().zip(&want)) {
             assert_eq!((*fp, *ins), (item, w));
         }
-        assert_eq!(all.len(), 150_001);
+        assert_eq!(all.len(), 200_001);
         assert_eq!(all.len(), one.len());
-        assert!(all.slots.len() * 16 > HUGE_PAGE, "grown in place");
+        assert!(all.slots.len() * BUCKET > HUGE_PAGE, "grown in place");
     }
 
     #[test]
@@ -873,53 +851,57 @@ mod tests {
 
     #[test]
     fn fpset_next_len_steps() {
-        let mut len = MIN_SLOTS;
+        let mut len = MIN_BUCKETS;
         let mut seen = vec![len];
-        while len < 1 << 20 {
-            len = next_len(len);
+        while len < PAGE_BUCKETS {
+            len = next_len(len, 0);
             seen.push(len);
         }
-        let want = [
-            64, 256, 1024, 4096, 16384, 65536, 131072, 262144, 393216, 524288,
-        ];
-        assert_eq!(seen[..want.len()], want);
-        assert_eq!(seen.last(), Some(&(1 << 20)));
+        assert_eq!(seen, [16, 64, 256, 1024, 4096, 16384, 32768]);
+        // From one huge page on: steps of about 1.4 in whole pages, each
+        // phase on its own sizes.
+        let pages = |phase| {
+            let mut len = PAGE_BUCKETS;
+            let mut out = Vec::new();
+            while len < 100 * PAGE_BUCKETS {
+                len = next_len(len, phase);
+                assert_eq!(len % PAGE_BUCKETS, 0);
+                out.push(len / PAGE_BUCKETS);
+            }
+            out
+        };
+        assert_eq!(
+            pages(0),
+            [2, 3, 4, 5, 7, 9, 11, 14, 18, 24, 31, 40, 52, 67, 87, 113]
+        );
+        assert_ne!(pages(8), pages(0));
+        for phase in 0..PHASES {
+            for w in pages(phase).windows(2) {
+                assert!(w[1] > w[0], "{w:?}");
+                assert!(w[0] < 10 || w[1] * 10 <= w[0] * 14, "{w:?}");
+            }
+        }
     }
 
     #[test]
-    fn fpset_ids_are_dense_and_survive_growth() {
-        let mut t = FingerprintTable::<true>::default();
-        for i in 0..5_000u32 {
-            assert_eq!(t.insert(fingerprint(&i.to_le_bytes())), Insert::New(i));
+    fn fpset_bytes_per_key_over_staggered_tables() {
+        // 16 tables filled at the same pace, as the engine's shards are:
+        // from 8 M keys on, their buckets take at most 19 bytes a key, and
+        // about 16.7 on average over sizes.
+        let mut sum = 0f64;
+        let mut points = 0;
+        let mut n = 8usize << 20;
+        while n < 4usize << 30 {
+            let bytes: usize = (0..PHASES)
+                .map(|p| FingerprintTable::<false>::with_phase(p).bytes_after(n / PHASES))
+                .sum();
+            let per_key = bytes as f64 / n as f64;
+            assert!(per_key <= 19.0, "{per_key:.1} bytes a key at {n} keys");
+            sum += per_key;
+            points += 1;
+            n += n / 64;
         }
-        for i in (0..5_000u32).rev() {
-            assert_eq!(t.insert(fingerprint(&i.to_le_bytes())), Insert::Seen(i));
-        }
-    }
-
-    #[test]
-    fn fpset_zero_and_colliding_home_slots() {
-        let mut t = FingerprintTable::<true>::default();
-        assert!(!t.contains(0));
-        // Same low bits, different high bits: they share a home slot.
-        let a = 5u128;
-        let b = (1u128 << 100) | 5;
-        let c = (1u128 << 127) | 5;
-        assert_eq!(t.insert(a), Insert::New(0));
-        assert_eq!(t.insert(0), Insert::New(1));
-        assert_eq!(t.insert(b), Insert::New(2));
-        assert_eq!(t.insert(c), Insert::New(3));
-        assert_eq!(t.insert(0), Insert::Seen(1));
-        assert_eq!(t.insert(b), Insert::Seen(2));
-        assert!(t.contains(0) && t.contains(a) && t.contains(c));
-        assert_eq!(t.len(), 4);
-        assert!(!t.is_empty());
-        // Probing wraps around the end of the slot array.
-        let last = u128::from(u64::MAX);
-        assert_eq!(home(last, MIN_SLOTS), MIN_SLOTS - 1);
-        let mut w = FingerprintTable::<false>::default();
-        assert!(w.insert(last).is_new());
-        assert!(w.insert(last | (1 << 64)).is_new());
-        assert!(w.contains(last | (1 << 64)));
+        let mean = sum / f64::from(points);
+        assert!((16.0..17.5).contains(&mean), "{mean:.1}");
     }
 }

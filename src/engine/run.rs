@@ -17,7 +17,6 @@ use crate::uri::key::KeyScratch;
 use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
 use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
-use super::fpset::{self, REBUILD_BYTES_PER_KEY};
 use super::input::{self, Input, Source};
 use super::lines;
 use super::memory;
@@ -356,7 +355,6 @@ struct Driver<'a> {
     spare: Vec<ChunkState>,
     uniques: Uniques,
     stats: Stats,
-    threads: usize,
     /// Bytes the seen-set may take before the run spills (`None`: no limit).
     budget: Option<u64>,
     tuning: SpillTuning,
@@ -380,7 +378,7 @@ impl<'a> Driver<'a> {
             names,
             pool,
             shards: (0..SHARDS)
-                .map(|_| ShardState::new(config.exact, counting))
+                .map(|s| ShardState::new(s, config.exact, counting))
                 .collect(),
             scratches: (0..threads)
                 .map(|_| Mutex::new(KeyScratch::default()))
@@ -393,7 +391,6 @@ impl<'a> Driver<'a> {
                 threads,
                 ..Stats::default()
             },
-            threads,
             budget: None,
             tuning: SpillTuning {
                 partition_keys: MIN_PARTITION_KEYS,
@@ -428,8 +425,7 @@ impl<'a> Driver<'a> {
 
     /// True when phase 2 of `batch` could take the seen-set past its
     /// budget: every shard at its size after all of its entries are new,
-    /// with the rebuild buffers each worker keeps, and with counts, the
-    /// lines kept.
+    /// and with counts, the lines kept.
     fn over_budget(&self, batch: &[ChunkState]) -> bool {
         if self.config.exact {
             return false;
@@ -444,13 +440,10 @@ impl<'a> Driver<'a> {
             return false;
         };
         let mut total = 0usize;
-        let mut largest = 0usize;
         for (s, shard) in self.shards.iter().enumerate() {
             let more: usize = batch.iter().map(|w| w.bucket_len(s)).sum();
             total += shard.bytes_after(more);
-            largest = largest.max(shard.len() + more);
         }
-        total += self.threads * largest * REBUILD_BYTES_PER_KEY;
         if self.config.select == Select::Counts {
             let bytes: usize = batch.iter().map(|w| w.bytes().len()).sum();
             let keys: usize = batch.iter().map(|w| w.valid() as usize).sum();
@@ -493,7 +486,6 @@ impl<'a> Driver<'a> {
             shard.clear();
         }
         self.uniques = Uniques::default();
-        self.pool.broadcast(|_| fpset::release_rebuild_buffer());
         let _ = out.send(ToWriter::Resolve {
             dir: spilling.dir,
             partitions,

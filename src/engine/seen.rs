@@ -63,7 +63,7 @@ impl SeenSet {
     pub fn new(keyer: Keyer) -> Self {
         Self {
             keyer,
-            shards: (0..SHARDS).map(|_| FingerprintTable::default()).collect(),
+            shards: (0..SHARDS).map(FingerprintTable::with_phase).collect(),
             pool: None,
         }
     }

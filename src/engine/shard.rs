@@ -39,12 +39,14 @@ pub enum ShardSet {
 }
 
 impl ShardSet {
-    /// An empty shard; `exact` keeps full keys, `ids` assigns dense ids.
-    pub fn new(exact: bool, ids: bool) -> Self {
+    /// An empty `shard`-th shard (each grows at its own sizes, see
+    /// [`FingerprintTable::with_phase`]); `exact` keeps full keys, `ids`
+    /// assigns dense ids.
+    pub fn new(shard: usize, exact: bool, ids: bool) -> Self {
         match (exact, ids) {
             (true, _) => Self::Exact(HashMap::default()),
-            (false, false) => Self::Fingerprints(FingerprintTable::default()),
-            (false, true) => Self::FingerprintIds(FingerprintTable::default()),
+            (false, false) => Self::Fingerprints(FingerprintTable::with_phase(shard)),
+            (false, true) => Self::FingerprintIds(FingerprintTable::with_phase(shard)),
         }
     }
 
@@ -116,12 +118,12 @@ mod tests {
 
     #[test]
     fn shard_exact_keeps_keys_apart_even_with_equal_fingerprints() {
-        let mut s = ShardSet::new(true, true);
+        let mut s = ShardSet::new(0, true, true);
         assert_eq!(s.insert(7, b"a"), Insert::New(0));
         assert_eq!(s.insert(7, b"b"), Insert::New(1));
         assert_eq!(s.insert(7, b"a"), Insert::Seen(0));
         assert_eq!(s.len(), 2);
-        let mut f = ShardSet::new(false, false);
+        let mut f = ShardSet::new(0, false, false);
         assert!(f.insert(7, b"a").is_new());
         assert!(!f.insert(7, b"b").is_new());
         assert_eq!(f.len(), 1);

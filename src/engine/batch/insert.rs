@@ -21,10 +21,10 @@ pub struct ShardState {
 }
 
 impl ShardState {
-    /// An empty shard.
-    pub fn new(exact: bool, counting: bool) -> Self {
+    /// An empty shard, the `shard`-th.
+    pub fn new(shard: usize, exact: bool, counting: bool) -> Self {
         Self {
-            set: ShardSet::new(exact, counting),
+            set: ShardSet::new(shard, exact, counting),
             counting,
             counts: Vec::new(),
             global: Vec::new(),
@@ -160,7 +160,7 @@ impl ShardState {
 
     /// Frees the set and the counts (after the counts were written).
     pub fn clear(&mut self) {
-        *self = Self::new(false, false);
+        *self = Self::new(0, false, false);
     }
 
     /// Adds this shard's counts into `counts`, indexed by global index.
