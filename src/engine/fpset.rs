@@ -816,6 +816,47 @@ mod tests {
         assert_eq!(t.insert(0), Insert::Seen(KEPT_BITS + 1));
     }
 
+    #[test]
+    fn fpset_crowded_homes_through_growth() {
+        // Uniform fingerprints, and among them groups of 300 that share
+        // their home at every length (low bits within 2^16 of each other):
+        // long overflow chains, clusters that wrap around the end, and
+        // entries far from their homes when a table grows in place.
+        let mut fps = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..240_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let lo = if i % 40 == 0 {
+                let group = (i / 40) % 20;
+                let base = [0, u64::MAX - 0xffff, group << 59][(group % 3) as usize];
+                base.wrapping_add(x & 0xffff)
+            } else {
+                x
+            };
+            fps.push((u128::from(x.rotate_left(17)) << 64) | u128::from(lo));
+            if i % 3 == 0 {
+                // A repeat of an earlier one.
+                fps.push(fps[(x % fps.len() as u64) as usize]);
+            }
+        }
+        let mut t = FingerprintTable::<true>::with_phase(3);
+        check_against_map(&mut t, &fps);
+        assert!(matches!(t.slots.mem, SlotMemory::Map { .. }));
+        let mut all = FingerprintTable::<false>::with_phase(11);
+        let mut seen = std::collections::HashSet::new();
+        for piece in fps.chunks(7_777) {
+            all.insert_all(
+                piece,
+                |&fp| fp,
+                |&fp, ins| {
+                    assert_eq!(ins.is_new(), seen.insert(fp));
+                },
+            );
+        }
+    }
+
     /// `insert_all` gives what one `insert` per item gives, through growth
     /// (heap and in place) and duplicates.
     fn check_insert_all<const WITH_IDS: bool>() {

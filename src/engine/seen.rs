@@ -47,9 +47,10 @@ impl Verdict {
     }
 }
 
-/// A set of the keys seen so far, fed batch by batch. It keeps the 128-bit
-/// fingerprint of each distinct key (see the engine's collision bound), so
-/// memory grows with the number of distinct keys only. `Send + Sync`.
+/// A set of the keys seen so far, fed batch by batch. It keeps 105 bits of
+/// the 128-bit fingerprint of each distinct key (see the engine's collision
+/// bound), about 17 bytes a key, so memory grows with the number of
+/// distinct keys only. `Send + Sync`.
 #[derive(Debug)]
 pub struct SeenSet {
     keyer: Keyer,
