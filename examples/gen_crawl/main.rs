@@ -239,7 +239,10 @@ enum Source {
     /// Generated from a seed (`canon::generate`); keys known by construction.
     Synthetic { global: u64 },
     /// Lines of real lists (`--from`); keys computed by the library.
-    Real { lists: RealLists, keyers: Keyers },
+    Real {
+        lists: RealLists,
+        keyers: Box<Keyers>,
+    },
 }
 
 impl Source {
@@ -301,7 +304,7 @@ fn run(a: &Args) -> io::Result<()> {
             global: mix(a.seed),
         }
     } else {
-        let mut keyers = Keyers::new();
+        let mut keyers = Box::new(Keyers::new());
         let lists = RealLists::load(&a.from, a.seed, &mut |line| keyers.is_valid(line))?;
         Source::Real { lists, keyers }
     };
