@@ -25,6 +25,10 @@ pub enum HostKind {
 #[derive(Clone, Debug)]
 pub struct Parts {
     pub scheme: Vec<u8>,
+    /// True when the URL has an authority (`//`); generated URLs always
+    /// do, real ones (`mailto:a@b`, `urn:x`) may not, and then `userinfo`,
+    /// `host` and `port` are empty.
+    pub authority: bool,
     pub userinfo: Option<Vec<u8>>,
     pub host: Vec<u8>,
     pub host_kind: HostKind,
@@ -39,6 +43,7 @@ impl Default for Parts {
     fn default() -> Self {
         Parts {
             scheme: Vec::new(),
+            authority: true,
             userinfo: None,
             host: Vec::new(),
             host_kind: HostKind::Name,
@@ -54,6 +59,7 @@ impl Parts {
     /// Copies `other` into `self`, reusing buffers.
     pub fn copy_from(&mut self, other: &Parts) {
         copy_vec(&mut self.scheme, &other.scheme);
+        self.authority = other.authority;
         copy_opt(&mut self.userinfo, &other.userinfo);
         copy_vec(&mut self.host, &other.host);
         self.host_kind = other.host_kind;
@@ -81,15 +87,18 @@ impl Parts {
     /// Appends the URL text to `out`.
     pub fn render(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.scheme);
-        out.extend_from_slice(b"://");
-        if let Some(u) = &self.userinfo {
-            out.extend_from_slice(u);
-            out.push(b'@');
-        }
-        out.extend_from_slice(&self.host);
-        if let Some(p) = &self.port {
-            out.push(b':');
-            out.extend_from_slice(p);
+        out.push(b':');
+        if self.authority {
+            out.extend_from_slice(b"//");
+            if let Some(u) = &self.userinfo {
+                out.extend_from_slice(u);
+                out.push(b'@');
+            }
+            out.extend_from_slice(&self.host);
+            if let Some(p) = &self.port {
+                out.push(b':');
+                out.extend_from_slice(p);
+            }
         }
         out.extend_from_slice(&self.path);
         if let Some(q) = &self.query {
@@ -128,6 +137,7 @@ pub fn generate(seed: u64, global_seed: u64, p: &mut Parts) {
         _ => b"ftp",
     };
     copy_vec(&mut p.scheme, scheme);
+    p.authority = true;
 
     p.userinfo = None;
     if r.chance(0.004) {

@@ -10,6 +10,8 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use urikey::uri::key::{KeyConfig, KeyScratch, Keyer, Relative};
+
 use crate::{invalid, variant};
 
 /// A hasher for keys that are already uniform fingerprints: it keeps the
@@ -66,8 +68,47 @@ pub struct Truth {
     none: KeySet,
     syntax: KeySet,
     rfc: KeySet,
+    /// Distinct lines, valid or not (kept only when keying, `--from`).
+    distinct_lines: KeySet,
+    /// Lines the `rfc` keyer accepted but `none` or `syntax` rejected
+    /// (keyed truth only; expected to stay 0).
+    keying_disagreements: u64,
     /// Lines whose validity disagreed with the crate's parser (`--verify`).
     pub verify_mismatches: u64,
+}
+
+/// The library's keyers for the three profiles, set up as `urikey dedup`
+/// sets them by default (strict, relative references invalid), for a truth
+/// computed by keying each line instead of by construction.
+pub struct Keyers {
+    none: Keyer,
+    syntax: Keyer,
+    rfc: Keyer,
+    scratch: KeyScratch,
+}
+
+impl Keyers {
+    pub fn new() -> Self {
+        let keyer = |profile: &str| {
+            profile
+                .parse::<KeyConfig>()
+                .expect("a built-in profile name")
+                .keyer()
+                .with_relative(Relative::Reject)
+        };
+        Keyers {
+            none: keyer("none"),
+            syntax: keyer("syntax"),
+            rfc: keyer("rfc"),
+            scratch: KeyScratch::default(),
+        }
+    }
+
+    /// True when the line has a key (`urikey dedup` does not report it as
+    /// invalid).
+    pub fn is_valid(&mut self, line: &[u8]) -> bool {
+        self.rfc.fingerprint(line, &mut self.scratch).is_ok()
+    }
 }
 
 impl Truth {
@@ -110,6 +151,50 @@ impl Truth {
         }
     }
 
+    /// Records a line of a `--from` dump: its keys come from the library.
+    ///
+    /// `known_valid` is the line's validity when the caller knows it; a
+    /// repeat (`Origin::Repeat`) brings no new key or line and is only
+    /// counted.
+    pub fn keyed(
+        &mut self,
+        line: &[u8],
+        origin: Origin,
+        known_valid: Option<bool>,
+        k: &mut Keyers,
+    ) {
+        self.count(line);
+        match origin {
+            Origin::Fresh => self.fresh += 1,
+            Origin::Repeat => self.repeats += 1,
+            Origin::Variant => self.variants += 1,
+        }
+        if origin == Origin::Repeat {
+            if !known_valid.unwrap_or_else(|| k.is_valid(line)) {
+                self.invalid += 1;
+            }
+            return;
+        }
+        self.distinct_lines.insert(fingerprint(line));
+        match k.rfc.fingerprint(line, &mut k.scratch) {
+            Ok(rfc) => {
+                self.rfc.insert(rfc);
+                for (keyer, set) in [(&k.none, &mut self.none), (&k.syntax, &mut self.syntax)] {
+                    match keyer.fingerprint(line, &mut k.scratch) {
+                        Ok(key) => {
+                            set.insert(key);
+                        }
+                        Err(_) => self.keying_disagreements += 1,
+                    }
+                }
+            }
+            Err(_) => {
+                self.invalid += 1;
+                self.invalid_lines.insert(fingerprint(line));
+            }
+        }
+    }
+
     /// Records the rewrites of a variant line.
     pub fn variant_kinds(&mut self, kinds: &[variant::Kind]) {
         for k in kinds {
@@ -134,8 +219,17 @@ impl Truth {
         self.bytes += line.len() as u64 + 1;
     }
 
-    /// The report as one JSON object.
-    pub fn to_json(&self, seed: u64, dup_ratio: f64, invalid_ratio: f64, verified: bool) -> String {
+    /// The report as one JSON object. `from` describes the real lists of
+    /// a `--from` dump (its truth was keyed, and its invalid lines are the
+    /// lists' own, so there are no generated invalid kinds).
+    pub fn to_json(
+        &self,
+        seed: u64,
+        dup_ratio: f64,
+        invalid_ratio: f64,
+        verified: bool,
+        from: Option<&FromReport>,
+    ) -> String {
         let kinds = |names: &mut dyn Iterator<Item = (&str, u64)>| {
             names
                 .map(|(n, c)| format!("\"{n}\": {c}"))
@@ -159,7 +253,7 @@ impl Truth {
              \"invalid_ratio\": {invalid_ratio},\n  \"lines\": {},\n  \"bytes\": {},\n  \
              \"invalid\": {},\n  \"distinct_invalid\": {},\n  \"valid\": {},\n  \"unique_none\": {},\n  \"unique_syntax\": {},\n  \
              \"unique_rfc\": {},\n  \"fresh\": {},\n  \"exact_repeats\": {},\n  \"variants\": {},\n  \
-             \"variant_kinds\": {{{vk}}},\n  \"invalid_kinds\": {{{ik}}}",
+             \"variant_kinds\": {{{vk}}}",
             self.lines,
             self.bytes,
             self.invalid,
@@ -172,6 +266,29 @@ impl Truth {
             self.repeats,
             self.variants,
         );
+        match from {
+            None => s.push_str(&format!(
+                ",\n  \"invalid_kinds\": {{{ik}}},\n  \"truth\": \"by construction\""
+            )),
+            Some(f) => {
+                let names = f
+                    .names
+                    .iter()
+                    .map(|n| json_string(n))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                s.push_str(&format!(
+                    ",\n  \"truth\": \"keyed\",\n  \"distinct_lines\": {},\n  \
+                     \"keying_disagreements\": {},\n  \"from\": [{names}],\n  \
+                     \"base_lines\": {},\n  \"base_invalid\": {},\n  \"passes\": {}",
+                    self.distinct_lines.len(),
+                    self.keying_disagreements,
+                    f.base_lines,
+                    f.base_invalid,
+                    f.passes,
+                ));
+            }
+        }
         if verified {
             s.push_str(&format!(
                 ",\n  \"verify_mismatches\": {}",
@@ -181,4 +298,32 @@ impl Truth {
         s.push_str("\n}\n");
         s
     }
+}
+
+/// What the truth report says about the lists of a `--from` dump.
+pub struct FromReport {
+    /// The list file names.
+    pub names: Vec<String>,
+    /// Non-empty lines read from the lists.
+    pub base_lines: usize,
+    /// Base lines without a key.
+    pub base_invalid: usize,
+    /// Passes over the bases started by the fresh lines.
+    pub passes: u64,
+}
+
+/// `s` as a JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }

@@ -77,9 +77,15 @@ impl Kind {
                 count_hex_letters(&p.path) + p.query.as_deref().map_or(0, count_hex_letters) > 0
             }
             Kind::DotSegment => !has(Kind::EmptyPath),
-            Kind::EmptyPort => p.port.is_none() && !has(Kind::DefaultPort),
-            Kind::DefaultPort => p.port.is_none() && p.is_http_like() && !has(Kind::EmptyPort),
-            Kind::EmptyPath => p.path == b"/" && p.is_http_like() && !has(Kind::DotSegment),
+            // Ports and the empty-path rule need an authority (real URLs
+            // such as `mailto:a@b` have none; generated ones always do).
+            Kind::EmptyPort => p.authority && p.port.is_none() && !has(Kind::DefaultPort),
+            Kind::DefaultPort => {
+                p.authority && p.port.is_none() && p.is_http_like() && !has(Kind::EmptyPort)
+            }
+            Kind::EmptyPath => {
+                p.authority && p.path == b"/" && p.is_http_like() && !has(Kind::DotSegment)
+            }
         }
     }
 }
