@@ -35,9 +35,9 @@
 //! 16 such tables take 16.7 bytes per fingerprint on average over sizes
 //! and 18.7 at most (a single table: 14.6 to 19). Steps of 1.3 rather
 //! than 1.4 or 1.5 cost more rebuilds, but a rebuild is one sequential
-//! pass (see [`FingerprintTable::grow`]). Tables from one huge page on grow in place
+//! pass (see `FingerprintTable::grow`). Tables from one huge page on grow in place
 //! inside a reserved range of address space, without a second copy of
-//! their entries (see [`FingerprintTable::grow`]).
+//! their entries (see `FingerprintTable::grow`).
 //!
 //! Buckets are prefetched a few inserts ahead
 //! ([`FingerprintTable::insert_all`]): without it a 1 GiB engine-only run
@@ -104,7 +104,7 @@ const HUGE_PAGE: usize = 2 << 20;
 const PAGE_BUCKETS: usize = HUGE_PAGE / BUCKET;
 
 /// A table of a huge page or more reserves this many times its size of
-/// address space and grows inside it (see [`FingerprintTable::grow`]).
+/// address space and grows inside it (see `FingerprintTable::grow`).
 const RESERVE_FACTOR: usize = 8;
 
 /// Zero-initialised storage for `len` buckets.
