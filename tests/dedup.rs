@@ -990,6 +990,29 @@ fn dedup_memory_limit_cli_matches_in_memory() {
         .stderr(predicate::str::contains("not a size"));
 }
 
+#[test]
+fn dedup_exact_past_the_memory_limit_warns_once_and_goes_on() {
+    let dir = TempDir::new().expect("temp dir");
+    let f = write(&dir, "in.txt", SAMPLE);
+    let want = stdout_of(urikey().args(["dedup", "-q", "--exact"]).arg(&f));
+    let out = urikey()
+        .args(["dedup", "-q", "--exact", "--memory-limit", "0"])
+        .arg(&f)
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("--exact keeps every distinct key").count(), 1, "{stderr}");
+    // Under the limit: no warning.
+    urikey()
+        .args(["dedup", "-q", "--exact", "--memory-limit", "1G"])
+        .arg(&f)
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+}
+
 /// A big enough input that a spilling debug build runs for a while.
 fn big_input(dir: &TempDir) -> PathBuf {
     let mut input = Vec::new();

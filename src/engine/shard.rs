@@ -35,8 +35,20 @@ pub enum ShardSet {
     /// 128-bit fingerprints with dense ids.
     FingerprintIds(FingerprintTable<true>),
     /// Full keys, each with its dense id.
-    Exact(HashMap<Box<[u8]>, u32, ahash::RandomState>),
+    Exact(ExactKeys),
 }
+
+/// Full keys with their dense ids, and the bytes the keys take.
+#[derive(Debug, Default)]
+pub struct ExactKeys {
+    map: HashMap<Box<[u8]>, u32, ahash::RandomState>,
+    key_bytes: usize,
+}
+
+/// Bytes an exact key takes besides its own bytes: its map slot (a boxed
+/// slice and an id, 24 bytes, at a load of at least 7/16 after doubling)
+/// and the allocator's header and rounding of the box (about 16).
+const EXACT_OVERHEAD: usize = 72;
 
 impl ShardSet {
     /// An empty `shard`-th shard (each grows at its own sizes, see
@@ -44,7 +56,7 @@ impl ShardSet {
     /// assigns dense ids.
     pub fn new(shard: usize, exact: bool, ids: bool) -> Self {
         match (exact, ids) {
-            (true, _) => Self::Exact(HashMap::default()),
+            (true, _) => Self::Exact(ExactKeys::default()),
             (false, false) => Self::Fingerprints(FingerprintTable::with_phase(shard)),
             (false, true) => Self::FingerprintIds(FingerprintTable::with_phase(shard)),
         }
@@ -56,16 +68,17 @@ impl ShardSet {
         match self {
             Self::Fingerprints(t) => t.insert(fp),
             Self::FingerprintIds(t) => t.insert(fp),
-            Self::Exact(map) => {
-                let next = map.len() as u32;
+            Self::Exact(keys) => {
+                let next = keys.map.len() as u32;
                 // Look up by slice first so a seen key allocates nothing.
-                if let Some(&id) = map.get(key) {
+                if let Some(&id) = keys.map.get(key) {
                     return Insert::Seen(id);
                 }
-                match map.entry(key.into()) {
+                match keys.map.entry(key.into()) {
                     Entry::Occupied(e) => Insert::Seen(*e.get()),
                     Entry::Vacant(e) => {
                         e.insert(next);
+                        keys.key_bytes += key.len();
                         Insert::New(next)
                     }
                 }
@@ -84,13 +97,17 @@ impl ShardSet {
         }
     }
 
-    /// Bytes the set would take after `more` new keys (0 for an exact
-    /// set, which is not held to the memory limit).
+    /// Bytes the set would take after `more` new keys (for an exact set,
+    /// an estimate from the mean length of its keys so far).
     pub fn bytes_after(&self, more: usize) -> usize {
         match self {
             Self::Fingerprints(t) => t.bytes_after(more),
             Self::FingerprintIds(t) => t.bytes_after(more),
-            Self::Exact(_) => 0,
+            Self::Exact(keys) => {
+                let n = keys.map.len();
+                let now = keys.key_bytes + n * EXACT_OVERHEAD;
+                now + more * now.checked_div(n).unwrap_or(EXACT_OVERHEAD)
+            }
         }
     }
 
@@ -99,7 +116,7 @@ impl ShardSet {
         match self {
             Self::Fingerprints(t) => t.len(),
             Self::FingerprintIds(t) => t.len(),
-            Self::Exact(map) => map.len(),
+            Self::Exact(keys) => keys.map.len(),
         }
     }
 }
