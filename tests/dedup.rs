@@ -888,6 +888,7 @@ proptest! {
         surt in any::<bool>(),
         after_keys in 0u64..80,
         partition_keys in 1usize..40,
+        exact in any::<bool>(),
     ) {
         let keyer = if surt {
             "rfc key=surt".parse::<urikey::uri::key::KeyConfig>().expect("a config").keyer()
@@ -899,6 +900,7 @@ proptest! {
         config.chunk_size = chunk_size;
         config.select = output;
         config.emit = if original { Emit::Original } else { Emit::Key };
+        config.exact = exact;
         let (want, want_stats) = run_engine(&config, &input, false).expect("in-memory run");
         let temp = TempDir::new().expect("temp dir");
         config.temp_dir = Some(temp.path().to_owned());
@@ -991,26 +993,30 @@ fn dedup_memory_limit_cli_matches_in_memory() {
 }
 
 #[test]
-fn dedup_exact_past_the_memory_limit_warns_once_and_goes_on() {
+fn dedup_exact_spills_with_the_same_output() {
     let dir = TempDir::new().expect("temp dir");
+    let temp = TempDir::new().expect("temp dir");
     let f = write(&dir, "in.txt", SAMPLE);
-    let want = stdout_of(urikey().args(["dedup", "-q", "--exact"]).arg(&f));
-    let out = urikey()
-        .args(["dedup", "-q", "--exact", "--memory-limit", "0"])
-        .arg(&f)
-        .output()
-        .expect("runs");
-    assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.matches("--exact keeps every distinct key").count(), 1, "{stderr}");
-    // Under the limit: no warning.
-    urikey()
-        .args(["dedup", "-q", "--exact", "--memory-limit", "1G"])
-        .arg(&f)
-        .assert()
-        .success()
-        .stderr(predicate::str::is_empty());
+    for extra in [&[][..], &["--duplicates"], &["--count"]] {
+        let want = stdout_of(
+            urikey()
+                .args(["dedup", "-q", "--exact"])
+                .args(extra)
+                .arg(&f),
+        );
+        for threads in ["1", "2"] {
+            let got = stdout_of(
+                urikey()
+                    .args(["dedup", "-q", "--exact", "--memory-limit", "0"])
+                    .args(["--threads", threads, "--temp-dir"])
+                    .arg(temp.path())
+                    .args(extra)
+                    .write_stdin(SAMPLE),
+            );
+            assert_eq!(got, want, "{extra:?} {threads}");
+        }
+        assert!(common::listing(temp.path()).is_empty());
+    }
 }
 
 /// A big enough input that a spilling debug build runs for a while.

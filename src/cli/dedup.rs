@@ -97,7 +97,7 @@ pub struct DedupArgs {
     pub count: bool,
 
     /// Compare full keys instead of fingerprints (no collision risk;
-    /// memory grows with the total key length and does not spill).
+    /// memory grows with the total key length).
     #[arg(long)]
     pub exact: bool,
 
@@ -151,8 +151,7 @@ pub struct DedupArgs {
 
     /// Memory the run may use (e.g. 512M, 4G); past it, the rest of the
     /// input is deduplicated through temporary files. Default: half of
-    /// physical memory or three quarters of the cgroup limit. With
-    /// --exact, past it a warning and the run goes on in memory.
+    /// physical memory or three quarters of the cgroup limit.
     #[arg(long, value_name = "SIZE", value_parser = engine::memory::parse_size)]
     pub memory_limit: Option<u64>,
 

@@ -62,8 +62,8 @@
 //! order and the selected lines are copied from the lines file, so the
 //! output is the in-memory one, byte for byte, with any thread count and
 //! for every [`Select`]. A failure of the temporary files is
-//! [`Error::Spill`], naming the directory. [`Config::exact`] runs are not
-//! held to the limit.
+//! [`Error::Spill`], naming the directory. With [`Config::exact`] the
+//! records carry the full keys, and partitions are resolved by key.
 //!
 //! # Counts
 //!
@@ -148,7 +148,7 @@ pub struct Config {
     pub field: Option<Field>,
     /// Which lines to print.
     pub select: Select,
-    /// Compare full keys instead of 128-bit fingerprints.
+    /// Compare full keys instead of fingerprints.
     pub exact: bool,
     /// Worker threads; 0 means one per available core.
     pub threads: usize,
@@ -159,7 +159,6 @@ pub struct Config {
     /// Memory the run may use, in bytes, within 64 MiB
     /// ([`memory::SLACK`]): past it, the rest of the input is decided on
     /// disk (see "Larger than memory" above). `None`: [`memory::default_limit`].
-    /// Not applied with [`Config::exact`].
     pub memory_limit: Option<u64>,
     /// Where the spill directory is created (`None`: the system's
     /// temporary directory, `$TMPDIR` or `/tmp`).

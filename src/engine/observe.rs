@@ -31,12 +31,6 @@ pub enum Warning<'a> {
         /// The input's name (`-` for stdin).
         source: &'a str,
     },
-    /// The full keys of an exact run passed the memory limit. They do not
-    /// spill: the run goes on in memory.
-    ExactPastLimit {
-        /// The memory limit, in bytes.
-        limit: u64,
-    },
 }
 
 impl fmt::Display for Warning<'_> {
@@ -46,13 +40,6 @@ impl fmt::Display for Warning<'_> {
                 f,
                 "{source}: looks like binary data (NUL bytes in most lines), not a list of \
                  URLs; gzip, zstd, xz and bzip2 are read, other compressed formats are not"
-            ),
-            Warning::ExactPastLimit { limit } => write!(
-                f,
-                "--exact keeps every distinct key in memory, and the keys now take more than \
-                 the memory limit ({} MiB); the run goes on in memory (without --exact the \
-                 seen-set spills to disk past the limit)",
-                limit >> 20
             ),
         }
     }

@@ -357,10 +357,6 @@ struct Driver<'a> {
     stats: Stats,
     /// Bytes the seen-set may take before the run spills (`None`: no limit).
     budget: Option<u64>,
-    /// The memory limit (`None`: no limit).
-    limit: Option<u64>,
-    /// An exact run passed the limit (and said so).
-    exact_past_limit: bool,
     tuning: SpillTuning,
     /// Valid lines so far (the next sequence number).
     seq: u64,
@@ -396,11 +392,10 @@ impl<'a> Driver<'a> {
                 ..Stats::default()
             },
             budget: None,
-            limit: None,
-            exact_past_limit: false,
             tuning: SpillTuning {
                 partition_keys: MIN_PARTITION_KEYS,
                 fail_after_bytes: None,
+                exact: config.exact,
             },
             seq: 0,
             undecided: 0,
@@ -414,7 +409,6 @@ impl<'a> Driver<'a> {
     fn limit(&mut self, limit: Option<u64>, chunk_size: usize, batch_len: usize) {
         let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
         let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64;
-        self.limit = limit;
         self.budget = limit.map(|l| memory::budget(l, chunks + buffers + BASE_BYTES));
         let keys = self.budget.unwrap_or(u64::MAX) / RESOLVE_BYTES_PER_KEY as u64;
         self.tuning.partition_keys = usize::try_from(keys)
@@ -608,26 +602,19 @@ impl<'a> Driver<'a> {
             });
         });
         self.account(batch, observer);
-        if self.spilling.is_none() && !self.exact_past_limit && self.over_budget(batch) {
-            if config.exact {
-                // Full keys do not spill (partitions hold fingerprints): say
-                // so once, and go on.
-                self.exact_past_limit = true;
-                let limit = self.limit.unwrap_or(0);
-                observer.warning(&Warning::ExactPastLimit { limit });
-            } else {
-                self.start_spill(out)?;
-            }
+        if self.spilling.is_none() && self.over_budget(batch) {
+            self.start_spill(out)?;
         }
         if let Some(spilling) = &mut self.spilling {
             let works: &[ChunkState] = batch;
+            let exact = config.exact;
             let found: Vec<Result<(u64, u64), Error>> = self.pool.install(|| {
                 self.shards
                     .par_iter_mut()
                     .zip(spilling.parts.par_iter_mut())
                     .enumerate()
                     .with_max_len(1)
-                    .map(|(s, (shard, parts))| shard.lookup_batch(s, works, parts))
+                    .map(|(s, (shard, parts))| shard.lookup_batch(s, works, exact, parts))
                     .collect()
             });
             for r in found {

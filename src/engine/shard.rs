@@ -86,14 +86,14 @@ impl ShardSet {
         }
     }
 
-    /// The id of fingerprint `fp` when the set holds it (fingerprint sets
-    /// only: an exact set never spills, so it is never asked).
+    /// The id of the key `key` with fingerprint `fp` when the set holds it
+    /// (only `Exact` reads `key`).
     #[inline]
-    pub fn find(&self, fp: u128) -> Option<u32> {
+    pub fn find(&self, fp: u128, key: &[u8]) -> Option<u32> {
         match self {
             Self::Fingerprints(t) => t.find(fp),
             Self::FingerprintIds(t) => t.find(fp),
-            Self::Exact(_) => None,
+            Self::Exact(keys) => keys.map.get(key).copied(),
         }
     }
 

@@ -127,6 +127,7 @@ impl ShardState {
         &mut self,
         s: usize,
         works: &[ChunkState],
+        exact: bool,
         parts: &mut Partitions,
     ) -> Result<(u64, u64), Error> {
         let (mut seen, mut undecided) = (0u64, 0u64);
@@ -136,13 +137,22 @@ impl ShardState {
             };
             for e in bucket {
                 let fp = e.fingerprint();
-                let flag = match self.set.find(fp) {
+                let key = match w.recs.get(e.rec as usize) {
+                    Some(rec) if exact => w.key(rec),
+                    _ => &[],
+                };
+                let flag = match self.set.find(fp, key) {
                     Some(id) => {
                         if let Some(c) = self.counts.get_mut(id as usize) {
                             *c += 1;
                         }
                         seen += 1;
                         0
+                    }
+                    None if exact => {
+                        parts.push_keyed(fp, w.seq_base + u64::from(e.rec), key)?;
+                        undecided += 1;
+                        NEW
                     }
                     None => {
                         parts.push(fp, w.seq_base + u64::from(e.rec))?;

@@ -176,6 +176,19 @@ impl Partitions {
     /// [`Error::Spill`].
     #[inline]
     pub fn push(&mut self, fp: u128, seq: u64) -> Result<(), Error> {
+        self.push_record(fp, seq, None)
+    }
+
+    /// Appends the record of one undecided line with its key (`--exact`).
+    ///
+    /// # Errors
+    /// [`Error::Spill`].
+    pub fn push_keyed(&mut self, fp: u128, seq: u64, key: &[u8]) -> Result<(), Error> {
+        self.push_record(fp, seq, Some(key))
+    }
+
+    #[inline]
+    fn push_record(&mut self, fp: u128, seq: u64, key: Option<&[u8]>) -> Result<(), Error> {
         let p = ((fp >> self.shift) & self.mask) as usize;
         let mut rec = [0u8; RECORD_BYTES];
         rec[..8].copy_from_slice(&(fp as u64).to_le_bytes());
@@ -187,10 +200,17 @@ impl Partitions {
         if slot.is_none() {
             *slot = Some(self.dir.create_file("part", PARTITION_BUFFER)?);
         }
-        match slot {
-            Some(f) => f.write(&rec),
-            None => Ok(()),
+        let Some(f) = slot else {
+            return Ok(());
+        };
+        f.write(&rec)?;
+        if let Some(key) = key {
+            // Keys are shorter than a chunk, whose offsets are u32.
+            let len = u32::try_from(key.len()).unwrap_or(u32::MAX);
+            f.write(&len.to_le_bytes())?;
+            f.write(key)?;
         }
+        Ok(())
     }
 
     /// Flushes every file; returns their paths, in partition order.
@@ -204,6 +224,24 @@ impl Partitions {
             .map(SpillWriter::finish)
             .collect()
     }
+}
+
+/// Reads one partition record: the fingerprint and sequence number, and
+/// with `key` (`--exact`), the key into it. `None` at the end of the file.
+pub fn read_record(
+    r: &mut impl io::Read,
+    key: Option<&mut Vec<u8>>,
+) -> io::Result<Option<(u128, u64)>> {
+    let Some([lo, hi, seq]) = read_words::<3>(r)? else {
+        return Ok(None);
+    };
+    if let Some(key) = key {
+        let mut len = [0u8; 4];
+        r.read_exact(&mut len)?;
+        key.resize(u32::from_le_bytes(len) as usize, 0);
+        r.read_exact(key)?;
+    }
+    Ok(Some(((u128::from(hi) << 64) | u128::from(lo), seq)))
 }
 
 /// Reads `u64` little-endian words from a spill file.

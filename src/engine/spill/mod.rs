@@ -23,6 +23,10 @@
 //! holds, and for the other keys "first" is decided among the records of
 //! one fingerprint, which are in input order.
 //!
+//! With `--exact` a record also carries the key (its length, a `u32`, and
+//! its bytes after the 24 bytes), the frozen set is asked by key, and
+//! partitions are resolved by key; fingerprints still choose partitions.
+//!
 //! Everything lives in one directory created under the temporary
 //! directory and removed when the run ends, however it ends.
 
@@ -52,6 +56,9 @@ pub struct SpillTuning {
     /// Injected failure (tests): writes fail with "no space left on
     /// device" once this many bytes were written to spill files.
     pub fail_after_bytes: Option<u64>,
+    /// Records carry the full key (`--exact`), and partitions are resolved
+    /// by key.
+    pub exact: bool,
 }
 
 /// Bytes a key takes while its partition is resolved, with room to spare:

@@ -10,10 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::super::error::Error;
-use super::super::fpset::{FingerprintTable, Insert};
+use super::super::fpset::Insert;
+use super::super::shard::ShardSet;
 use super::super::Select;
-use super::files::{read_words, Partitions, SpillDir};
-use super::{SpillTuning, PARTITION_BITS};
+use super::files::{read_record, read_words, Partitions, SpillDir};
+use super::{SpillTuning, PARTITION_BITS, RESOLVE_BYTES_PER_KEY};
 
 /// Read buffer of each run during a merge (256 runs: 4 MiB).
 const RUN_BUFFER: usize = 16 << 10;
@@ -123,13 +124,16 @@ fn resolve(
 ) -> Result<(PathBuf, u64), Error> {
     let mut reader = open(dir, &part, RUN_BUFFER)?;
     let mut run = dir.create_file("run", RUN_BUFFER)?;
-    let mut table = FingerprintTable::<true>::default();
+    // Fingerprints with ids, or with `--exact` full keys with ids.
+    let mut table = ShardSet::new(0, tuning.exact, true);
+    let mut key = Vec::new();
     // First sequence number and count of each key, by id (counts only).
     let mut firsts: Vec<[u64; 2]> = Vec::new();
     let mut too_many = false;
-    while let Some([lo, hi, seq]) = read_words::<3>(&mut reader).map_err(|e| dir.error(e))? {
-        let fp = (u128::from(hi) << 64) | u128::from(lo);
-        let ins = table.insert(fp);
+    while let Some((fp, seq)) =
+        read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
+    {
+        let ins = table.insert(fp, &key);
         match (select, ins) {
             (Select::Unique, Insert::New(_)) | (Select::Duplicates, Insert::Seen(_)) => {
                 run.write(&pair(seq, 0))?;
@@ -142,7 +146,12 @@ fn resolve(
             }
             _ => {}
         }
-        if table.len() > tuning.partition_keys && used < 128 {
+        let too_big = if tuning.exact {
+            table.bytes_after(0) > tuning.partition_keys.saturating_mul(RESOLVE_BYTES_PER_KEY)
+        } else {
+            table.len() > tuning.partition_keys
+        };
+        if too_big && used < 128 {
             too_many = true;
             break;
         }
@@ -174,8 +183,15 @@ fn split(
     let bits = PARTITION_BITS.min(128 - used);
     let mut parts = Partitions::new(dir, used, 1 << bits);
     let mut reader = open(dir, &part, RUN_BUFFER)?;
-    while let Some([lo, hi, seq]) = read_words::<3>(&mut reader).map_err(|e| dir.error(e))? {
-        parts.push((u128::from(hi) << 64) | u128::from(lo), seq)?;
+    let mut key = Vec::new();
+    while let Some((fp, seq)) =
+        read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
+    {
+        if tuning.exact {
+            parts.push_keyed(fp, seq, &key)?;
+        } else {
+            parts.push(fp, seq)?;
+        }
     }
     drop(reader);
     let _ = std::fs::remove_file(&part);
