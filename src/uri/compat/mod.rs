@@ -265,11 +265,9 @@ struct W3libScratch {
     chars: Vec<(u32, u8)>,
     idna: unicode::IdnaScratch,
     netloc: Vec<u8>,
-    path: Vec<u8>,
     fpath: Vec<u8>,
-    query: Vec<u8>,
     qdata: Vec<u8>,
-    pairs: Vec<(usize, usize, usize)>,
+    pairs: Vec<(usize, usize, usize, bool)>,
     tmp: Vec<u8>,
 }
 

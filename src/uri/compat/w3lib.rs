@@ -6,7 +6,7 @@
 //! (percent-encoded with a per-part set), and only then is the query
 //! decoded, sorted and re-encoded and the path decoded and re-encoded.
 
-use super::bytes::{push_escape, quote, run_in, Set};
+use super::bytes::{self, push_escape, quote, Set};
 use super::pyip::{self, PyIp};
 use super::unicode::{self, Ucd};
 use super::{CompatError, Reason, W3libScratch};
@@ -40,13 +40,57 @@ const USERINFO_SAFEST: Set = set(b"!$&'()*+,", b"");
 /// Path, query and fragment on the first, "make it safe" pass: reserved,
 /// unreserved and `%`, minus `#[]|`.
 const PATH_SAFEST: Set = set(b":/?#[]@!$&'()*+,;=|%", b"#[]|");
-/// The query of a special scheme also escapes `'` (URL Standard).
-const SPECIAL_QUERY_SAFEST: Set = set(b":/?#[]@!$&'()*+,;=|%", b"#[]|'");
+// (The reference's query set, which also escapes `'` for a special
+// scheme, needs no table: the query is decoded right after that pass, see
+// `write_query`.)
 /// The path on the second pass keeps `[`, `]` and `|` as they are.
 const PATH_SAFE: Set = set(b":/?[]@!$&'()*+,;=|%", b"");
-/// `PATH_SAFE` without `%`: the bytes the second path pass copies as they
-/// are, so that it can copy whole runs of them at once.
+/// `PATH_SAFE` without `%`: the bytes the path pass copies as they are.
 const PATH_PLAIN: Set = set(b":/?[]@!$&'()*+,;=|", b"");
+
+/// `PATH_PLAIN` as a predicate (printable ASCII but `"#%<>\^`{}`), so that
+/// whole runs of path bytes are found 16 at a time: a table lookup per byte
+/// does not vectorize, these compares do (see `bytes::any`).
+#[inline(always)]
+fn is_path_plain(b: u8) -> bool {
+    (b.wrapping_sub(0x21) < 0x5e)
+        & (b != b'"')
+        & (b != b'#')
+        & (b != b'%')
+        & (b != b'<')
+        & (b != b'>')
+        & (b != b'\\')
+        & (b != b'^')
+        & (b != b'`')
+        & (b != b'{')
+        & (b != b'}')
+}
+
+/// The complements, for `bytes::find_in`.
+const NOT_PATH_PLAIN: Set = not(&PATH_PLAIN);
+const NOT_UNRESERVED: Set = not(&UNRESERVED);
+
+const fn not(set: &Set) -> Set {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = !set[c];
+        c += 1;
+    }
+    t
+}
+
+/// `UNRESERVED` as a predicate, for the same reason.
+#[inline(always)]
+fn is_unreserved(b: u8) -> bool {
+    let lower = b | 0x20;
+    (b.wrapping_sub(b'0') < 10)
+        | (lower.wrapping_sub(b'a') < 26)
+        | (b == b'-')
+        | (b == b'.')
+        | (b == b'_')
+        | (b == b'~')
+}
 
 #[inline]
 fn quote_byte(b: u8, safe: &Set, out: &mut Vec<u8>) {
@@ -112,10 +156,11 @@ fn escape_at(s: &[u8], i: usize) -> Option<u8> {
 fn unquote(s: &[u8], plus: bool, out: &mut Vec<u8>) {
     let mut i = 0;
     while i < s.len() {
+        // Query fields are short: an inlined search beats `memchr`'s call.
         let next = if plus {
-            memchr::memchr2(b'%', b'+', &s[i..])
+            bytes::find(&s[i..], |b| (b == b'%') | (b == b'+'))
         } else {
-            memchr::memchr(b'%', &s[i..])
+            bytes::find(&s[i..], |b| b == b'%')
         };
         let Some(n) = next else {
             out.extend_from_slice(&s[i..]);
@@ -131,6 +176,22 @@ fn unquote(s: &[u8], plus: bool, out: &mut Vec<u8>) {
             out.push(if s[i] == b'+' { b' ' } else { b'%' });
             i += 1;
         }
+    }
+}
+
+/// `path`, `query` and `fragment` of what follows the authority: the path
+/// ends at the first `?` or `#`, the query at the first `#`.
+fn split_after(after: &str) -> (&str, &str, &str) {
+    let Some(i) = bytes::find(after.as_bytes(), |b| (b == b'?') | (b == b'#')) else {
+        return (after, "", "");
+    };
+    let (path, delim, rest) = (&after[..i], after.as_bytes()[i], &after[i + 1..]);
+    if delim == b'#' {
+        return (path, "", rest);
+    }
+    match bytes::find(rest.as_bytes(), |b| b == b'#') {
+        Some(h) => (path, &rest[..h], &rest[h + 1..]),
+        None => (path, rest, ""),
     }
 }
 
@@ -238,13 +299,23 @@ fn bracketed_netloc_ok(netloc: &str) -> bool {
 /// `_strip`: trims C0 controls and spaces at both ends, then drops every
 /// tab, CR and LF. Returns the input unchanged when there is nothing to do.
 fn strip<'a>(input: &'a str, buf: &'a mut String) -> &'a str {
-    let t = input.trim_matches(|c: char| c <= ' ');
-    if memchr::memchr3(b'\t', b'\n', b'\r', t.as_bytes()).is_none() {
+    let t = trim_c0_space(input);
+    if !bytes::any(t.as_bytes(), |b| (b == b'\t') | (b == b'\n') | (b == b'\r')) {
         return t;
     }
     buf.clear();
     buf.extend(t.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')));
     buf
+}
+
+/// `input` without the C0 controls and spaces at its ends. They are ASCII,
+/// so the ends are trimmed byte by byte (no UTF-8 decoding), and the cuts
+/// fall on character boundaries.
+fn trim_c0_space(input: &str) -> &str {
+    let b = input.as_bytes();
+    let start = b.iter().position(|&c| c > b' ').unwrap_or(b.len());
+    let end = b.iter().rposition(|&c| c > b' ').map_or(start, |i| i + 1);
+    input.get(start..end).unwrap_or_default()
 }
 
 /// Appends the key of `input` to `out`.
@@ -268,7 +339,7 @@ fn key(
     clean: &mut String,
 ) -> Result<(), CompatError> {
     // Error offsets point into the input when nothing was removed inside it.
-    let lead = input.len() - input.trim_start_matches(|c: char| c <= ' ').len();
+    let lead = input.bytes().position(|c| c > b' ').unwrap_or(input.len());
     let url = strip(input, clean);
     let err = |at: usize, reason: Reason| CompatError::new(lead + at, reason);
 
@@ -297,7 +368,7 @@ fn key(
     let special = is_special(scheme);
 
     // A special scheme reads `\` as `/` before the query and fragment.
-    let rest: &str = if special && memchr::memchr(b'\\', rest.as_bytes()).is_some() {
+    let rest: &str = if special && bytes::any(rest.as_bytes(), |b| b == b'\\') {
         let cut = rest.find(['?', '#']).unwrap_or(rest.len());
         s.backslash.clear();
         s.backslash.push_str(&rest[..cut].replace('\\', "/"));
@@ -310,7 +381,8 @@ fn key(
     // Authority.
     let (netloc, after) = match rest.strip_prefix("//") {
         Some(r) => {
-            let delim = memchr::memchr3(b'/', b'?', b'#', r.as_bytes()).unwrap_or(r.len());
+            let delim = bytes::find(r.as_bytes(), |b| (b == b'/') | (b == b'?') | (b == b'#'))
+                .unwrap_or(r.len());
             (&r[..delim], &r[delim..])
         }
         None => ("", rest),
@@ -337,14 +409,7 @@ fn key(
             return Err(err(rest_at, Reason::NetlocNfkc));
         }
     }
-    let (before_frag, fragment) = match memchr::memchr(b'#', after.as_bytes()) {
-        Some(h) => (&after[..h], &after[h + 1..]),
-        None => (after, ""),
-    };
-    let (path, query) = match memchr::memchr(b'?', before_frag.as_bytes()) {
-        Some(q) => (&before_frag[..q], &before_frag[q + 1..]),
-        None => (before_frag, ""),
-    };
+    let (path, query, fragment) = split_after(after);
 
     // Userinfo, host and port.
     let at_split = (seen & SEEN_AT != 0)
@@ -383,21 +448,6 @@ fn key(
         }
         Some(n)
     };
-    // The hostname is lowercased up to a `%` (an IPv6 zone keeps its case).
-    s.host.clear();
-    let zone_at = (seen & SEEN_PERCENT != 0)
-        .then(|| hostname.split_once('%'))
-        .flatten();
-    let (h, zone) = match zone_at {
-        Some((h, z)) => (h, Some(z)),
-        None => (hostname, None),
-    };
-    unicode::lower(h, &mut s.host);
-    if let Some(z) = zone {
-        s.host.push('%');
-        s.host.push_str(z);
-    }
-
     // The netloc, made safe.
     s.netloc.clear();
     if let Some(u) = userinfo {
@@ -417,35 +467,55 @@ fn key(
         s.netloc.push(b'@');
     }
     let host_at = s.netloc.len();
-    // An ASCII host lowered above, without a zone, needs no second
-    // lowercasing below (a port is digits).
-    let mut lowered = zone.is_none();
-    // An ASCII host has a `:` only if the netloc has one (lowercasing ASCII
-    // adds none), so the common host skips the search.
-    if seen & (SEEN_COLON | SEEN_NON_ASCII) != 0 && s.host.as_bytes().contains(&b':') {
-        if !s.host.is_ascii() {
-            return Err(err(rest_at, Reason::UnicodeEncodeError));
-        }
-        s.netloc.push(b'[');
-        s.netloc.extend_from_slice(s.host.as_bytes());
-        s.netloc.push(b']');
-    } else if s.host.is_ascii() {
-        s.netloc.extend_from_slice(s.host.as_bytes());
+    // The common host (ASCII, no brackets, no zone) is lowercased as it is
+    // copied, and needs no second lowercasing below (a port is digits).
+    let mut lowered = true;
+    if seen & (SEEN_NON_ASCII | SEEN_OPEN | SEEN_PERCENT) == 0 {
+        s.netloc
+            .extend(hostname.bytes().map(|b| b.to_ascii_lowercase()));
     } else {
-        lowered = false;
-        s.text.clear();
-        s.text.extend(
-            s.host
-                .chars()
-                .filter(|c| !matches!(c, '@' | ':' | '#' | '?')),
-        );
-        s.text2.clear();
-        Ucd::V14.nfkc(&s.text, &mut s.text2, &mut s.chars);
-        let mark = s.netloc.len();
-        if unicode::idna_encode(&s.text2, &mut s.netloc, &mut s.idna).is_err() {
-            // The reference falls back to the hostname as it was.
-            s.netloc.truncate(mark);
+        // The hostname is lowercased up to a `%` (an IPv6 zone keeps its case).
+        s.host.clear();
+        let zone_at = (seen & SEEN_PERCENT != 0)
+            .then(|| hostname.split_once('%'))
+            .flatten();
+        let (h, zone) = match zone_at {
+            Some((h, z)) => (h, Some(z)),
+            None => (hostname, None),
+        };
+        unicode::lower(h, &mut s.host);
+        if let Some(z) = zone {
+            s.host.push('%');
+            s.host.push_str(z);
+        }
+        lowered = zone.is_none();
+        // An ASCII host has a `:` only if the netloc has one (lowercasing ASCII
+        // adds none), so the common host skips the search.
+        if seen & (SEEN_COLON | SEEN_NON_ASCII) != 0 && s.host.as_bytes().contains(&b':') {
+            if !s.host.is_ascii() {
+                return Err(err(rest_at, Reason::UnicodeEncodeError));
+            }
+            s.netloc.push(b'[');
             s.netloc.extend_from_slice(s.host.as_bytes());
+            s.netloc.push(b']');
+        } else if s.host.is_ascii() {
+            s.netloc.extend_from_slice(s.host.as_bytes());
+        } else {
+            lowered = false;
+            s.text.clear();
+            s.text.extend(
+                s.host
+                    .chars()
+                    .filter(|c| !matches!(c, '@' | ':' | '#' | '?')),
+            );
+            s.text2.clear();
+            Ucd::V14.nfkc(&s.text, &mut s.text2, &mut s.chars);
+            let mark = s.netloc.len();
+            if unicode::idna_encode(&s.text2, &mut s.netloc, &mut s.idna).is_err() {
+                // The reference falls back to the hostname as it was.
+                s.netloc.truncate(mark);
+                s.netloc.extend_from_slice(s.host.as_bytes());
+            }
         }
     }
     if let Some(p) = port {
@@ -459,51 +529,18 @@ fn key(
     if s.netloc.last() == Some(&b':') && s.netloc.len() > host_at {
         s.netloc.pop();
     }
-    normalize_ipv6_host(&mut s.netloc, &mut s.tmp);
+    // Only a bracketed host, or one NFKC mapped (a fullwidth `［`), has a `[`.
+    if seen & (SEEN_OPEN | SEEN_NON_ASCII) != 0 {
+        normalize_ipv6_host(&mut s.netloc, &mut s.tmp);
+    }
 
-    // Path and query, made safe.
-    s.path.clear();
-    quote(path.as_bytes(), &PATH_SAFEST, &mut s.path);
-    s.query.clear();
-    quote(
-        query.as_bytes(),
-        if special {
-            &SPECIAL_QUERY_SAFEST
-        } else {
-            &PATH_SAFEST
-        },
-        &mut s.query,
-    );
-    if s.path.is_empty() && !s.query.is_empty() && special {
-        s.path.push(b'/');
-    }
-    // `;params` of the last segment, for the schemes that have them.
-    let params_at = if uses_params(scheme) {
-        let from = s.path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
-        s.path[from..]
-            .iter()
-            .position(|&b| b == b';')
-            .map(|i| from + i)
-    } else {
-        None
-    };
-    let path_end = params_at.unwrap_or(s.path.len());
-
-    // The final path: decoded and re-encoded, dot segments resolved, then
-    // the params as they were made safe.
-    s.fpath.clear();
-    if path_end == 0 {
-        s.fpath.push(b'/');
-    } else {
-        requote_path(&s.path[..path_end], &mut s.fpath);
-    }
-    if s.fpath[0] == b'/' {
-        remove_dot_segments(&mut s.fpath, &mut s.tmp);
-    }
-    // Empty params (a trailing `;`) vanish: `urlunparse` tests `if params`.
-    if let Some(p) = params_at.filter(|&p| p + 1 < s.path.len()) {
-        s.fpath.extend_from_slice(&s.path[p..]);
-    }
+    // The reference makes the path and query safe (percent-encodes what is
+    // not in `PATH_SAFEST` / `*_QUERY_SAFEST`) and then decodes and
+    // re-encodes both. Both passes are done as one here, on the raw parts:
+    // the first pass only adds `%HH` escapes, which the second decodes back
+    // to the raw byte, and its `%` is no hex digit, so it can neither form
+    // nor break an escape that the raw part has (see `write_path`).
+    write_path(path.as_bytes(), uses_params(scheme), &mut s.fpath, &mut s.tmp);
 
     // `urlunsplit`: scheme, then the authority (or an empty one), then path.
     if !scheme.is_empty() {
@@ -523,36 +560,8 @@ fn key(
     }
     out.extend_from_slice(&s.fpath);
 
-    // Query: split, decode, sort, encode.
-    if !s.query.is_empty() {
-        s.qdata.clear();
-        s.pairs.clear();
-        for field in s.query.split(|&b| b == b'&') {
-            if field.is_empty() {
-                continue;
-            }
-            let (k, v) = match field.iter().position(|&b| b == b'=') {
-                Some(i) => (&field[..i], &field[i + 1..]),
-                None => (field, &b""[..]),
-            };
-            let k0 = s.qdata.len();
-            unquote(k, true, &mut s.qdata);
-            let v0 = s.qdata.len();
-            unquote(v, true, &mut s.qdata);
-            s.pairs.push((k0, v0, s.qdata.len()));
-        }
-        let d = &s.qdata;
-        if s.pairs.len() > 1 {
-            s.pairs.sort_unstable_by(|a, b| {
-                (&d[a.0..a.1], &d[a.1..a.2]).cmp(&(&d[b.0..b.1], &d[b.1..b.2]))
-            });
-        }
-        for (n, &(k0, v0, end)) in s.pairs.iter().enumerate() {
-            out.push(if n == 0 { b'?' } else { b'&' });
-            quote_plus(&d[k0..v0], out);
-            out.push(b'=');
-            quote_plus(&d[v0..end], out);
-        }
+    if !query.is_empty() {
+        write_query(query.as_bytes(), out, &mut s.qdata, &mut s.pairs);
     }
     if keep_fragments && !fragment.is_empty() {
         out.push(b'#');
@@ -561,11 +570,112 @@ fn key(
     Ok(())
 }
 
+/// The query as w3lib writes it: split on `&`, empty fields dropped, each
+/// `key=value` decoded (`+` as space), sorted, and encoded with
+/// `quote_plus`. The reference first makes the query safe; that pass only
+/// adds escapes that the decoding removes again, so the raw query is
+/// decoded here (the argument of `write_path`).
+fn write_query(
+    query: &[u8],
+    out: &mut Vec<u8>,
+    qdata: &mut Vec<u8>,
+    pairs: &mut Vec<(usize, usize, usize, bool)>,
+) {
+    qdata.clear();
+    pairs.clear();
+    for field in query.split(|&b| b == b'&') {
+        if field.is_empty() {
+            continue;
+        }
+        let (k, v) = match field.iter().position(|&b| b == b'=') {
+            Some(i) => (&field[..i], &field[i + 1..]),
+            None => (field, &b""[..]),
+        };
+        let k0 = qdata.len();
+        // Decoding and `quote_plus` leave unreserved bytes as they are, and
+        // most fields are only those (`id=42`): they are copied, not coded.
+        let plain = is_unreserved_run(k) && is_unreserved_run(v);
+        if plain {
+            qdata.extend_from_slice(k);
+        } else {
+            unquote(k, true, qdata);
+        }
+        let v0 = qdata.len();
+        if plain {
+            qdata.extend_from_slice(v);
+        } else {
+            unquote(v, true, qdata);
+        }
+        pairs.push((k0, v0, qdata.len(), plain));
+    }
+    let d = &*qdata;
+    if pairs.len() > 1 {
+        pairs.sort_unstable_by(|a, b| {
+            (&d[a.0..a.1], &d[a.1..a.2]).cmp(&(&d[b.0..b.1], &d[b.1..b.2]))
+        });
+    }
+    for (n, &(k0, v0, end, plain)) in pairs.iter().enumerate() {
+        out.push(if n == 0 { b'?' } else { b'&' });
+        if plain {
+            out.extend_from_slice(&d[k0..v0]);
+            out.push(b'=');
+            out.extend_from_slice(&d[v0..end]);
+        } else {
+            quote_plus(&d[k0..v0], out);
+            out.push(b'=');
+            quote_plus(&d[v0..end], out);
+        }
+    }
+}
+
+/// The final path of the raw `path` (before the `?`), in `fpath`: decoded
+/// and re-encoded, dot segments resolved, then the `;params` of the last
+/// segment (with `params`) as the first pass made them safe.
+///
+/// `requote_path` of the raw path equals the reference's second pass over
+/// its first: a byte the first pass escapes is decoded back and escaped
+/// again unless it is path-safe (`[`, `]`, `|`), which is what the raw
+/// byte gets; `/` and `;` are never escaped, so segments and params are
+/// where they were.
+fn write_path(path: &[u8], params: bool, fpath: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    // Most paths have no `;` at all: one vectorized test skips the search.
+    let params_at = if params && bytes::any(path, |b| b == b';') {
+        let from = path.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+        path[from..]
+            .iter()
+            .position(|&b| b == b';')
+            .map(|i| from + i)
+    } else {
+        None
+    };
+    let path_end = params_at.unwrap_or(path.len());
+    fpath.clear();
+    if path_end == 0 {
+        // `urlunsplit` gives an empty path of a URL with a netloc or query a
+        // `/`, and w3lib's `path or "/"` does it otherwise.
+        fpath.push(b'/');
+    } else {
+        requote_path(&path[..path_end], fpath);
+    }
+    if fpath[0] == b'/' {
+        remove_dot_segments(fpath, tmp);
+    }
+    // Empty params (a trailing `;`) vanish: `urlunparse` tests `if params`.
+    if let Some(p) = params_at.filter(|&p| p + 1 < path.len()) {
+        quote(&path[p..], &PATH_SAFEST, fpath);
+    }
+}
+
+/// Is every byte of `data` unreserved?
+fn is_unreserved_run(data: &[u8]) -> bool {
+    bytes::find_in(data, |b| !is_unreserved(b), &NOT_UNRESERVED).is_none()
+}
+
 /// `quote_plus`: unreserved runs copied whole, space as `+`.
 fn quote_plus(data: &[u8], out: &mut Vec<u8>) {
     let mut rest = data;
     loop {
-        let n = run_in(rest, &UNRESERVED);
+        let n = bytes::find_in(rest, |b| !is_unreserved(b), &NOT_UNRESERVED).unwrap_or(rest.len());
         out.extend_from_slice(&rest[..n]);
         let Some((&b, tail)) = rest[n..].split_first() else {
             return;
@@ -599,7 +709,8 @@ fn requote_path(p: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < p.len() {
         // Plain bytes (most of a path) are copied as one run.
-        let n = run_in(&p[i..], &PATH_PLAIN);
+        let n = bytes::find_in(&p[i..], |b| !is_path_plain(b), &NOT_PATH_PLAIN)
+            .unwrap_or(p.len() - i);
         out.extend_from_slice(&p[i..i + n]);
         i += n;
         if i == p.len() {
@@ -634,7 +745,7 @@ fn requote_path(p: &[u8], out: &mut Vec<u8>) {
 /// or `..` leaves the path ending in `/`.
 fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
     // Dots are found with `memchr`; most of them are in file names.
-    if !memchr::memchr_iter(b'.', path).any(|i| i > 0 && path[i - 1] == b'/') {
+    if !has_dot_segment(path) {
         return;
     }
     // Kept segments are stored in `tmp`, each with its leading `/`; a `..`
@@ -660,6 +771,28 @@ fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
         }
     }
     core::mem::swap(path, tmp);
+}
+
+/// Does `path` hold a `/.`? Tested 16 byte pairs at a time (a fold the
+/// compiler vectorizes): most paths have dots, in file names, but no dot
+/// segment, and `memchr` stopped at each dot.
+fn has_dot_segment(path: &[u8]) -> bool {
+    // The pairs starting at `j..j + 16`, tested at once.
+    let pairs_at = |j: usize| {
+        let (Some(a), Some(b)) = (path.get(j..j + 16), path.get(j + 1..j + 17)) else {
+            return false;
+        };
+        a.iter()
+            .zip(b)
+            .fold(0u8, |acc, (&x, &y)| acc | ((x == b'/') & (y == b'.')) as u8)
+            != 0
+    };
+    let pairs = path.len().saturating_sub(1);
+    if pairs < 16 {
+        return path.windows(2).any(|w| w == b"/.");
+    }
+    // Whole groups of 16 pairs, then the last 16 (overlapping).
+    (0..pairs / 16).any(|g| pairs_at(g * 16)) || pairs_at(pairs - 16)
 }
 
 /// `_normalize_ipv6_host`: the first `[...]` of the netloc, if it is an
