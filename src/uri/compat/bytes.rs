@@ -105,5 +105,36 @@ fn find_by(
     } else {
         i
     };
-    data[from..].iter().position(|&b| byte_pred(b)).map(|n| from + n)
+    data[from..]
+        .iter()
+        .position(|&b| byte_pred(b))
+        .map(|n| from + n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_matches_a_byte_search_at_every_offset() {
+        for len in 0..70 {
+            for at in 0..=len {
+                let mut data = vec![b'a'; len];
+                if at < len {
+                    data[at] = b'?';
+                }
+                let want = (at < len).then_some(at);
+                assert_eq!(find(&data, |b| b == b'?'), want, "{len} {at}");
+                assert_eq!(any(&data, |b| b == b'?'), want.is_some());
+                let mut set = [false; 256];
+                set[b'?' as usize] = true;
+                assert_eq!(find_in(&data, |b| b == b'?', &set), want);
+                // A second match later never hides the first.
+                if at + 5 < len {
+                    data[at + 5] = b'?';
+                    assert_eq!(find(&data, |b| b == b'?'), want);
+                }
+            }
+        }
+    }
 }
