@@ -764,10 +764,13 @@ fn requote_path(p: &[u8], out: &mut Vec<u8>) -> (usize, bool) {
     let mut semicolon = false;
     let mut i = 0;
     while i < p.len() {
-        // Plain bytes (most of a path) are copied as one run.
-        let n = bytes::find_in(&p[i..], is_path_stop, &PATH_STOP).unwrap_or(p.len() - i);
-        out.extend_from_slice(&p[i..i + n]);
-        i += n;
+        // Plain bytes (most of a path) are copied as one run; escapes come
+        // in runs (`%C3%A9`), so a stop right after a stop skips the search.
+        if !PATH_STOP[p[i] as usize] {
+            let n = bytes::find_in(&p[i..], is_path_stop, &PATH_STOP).unwrap_or(p.len() - i);
+            out.extend_from_slice(&p[i..i + n]);
+            i += n;
+        }
         match p.get(i) {
             None | Some(b'?' | b'#') => return (i, semicolon),
             Some(b';') => {
