@@ -169,8 +169,11 @@ fn escape_at(s: &[u8], i: usize) -> Option<u8> {
 fn unquote(s: &[u8], plus: bool, out: &mut Vec<u8>) {
     let mut i = 0;
     while i < s.len() {
-        // Query fields are short: an inlined search beats `memchr`'s call.
-        let next = if plus {
+        // Query fields are short: an inlined search beats `memchr`'s call;
+        // escapes come in runs, and one right after another skips it.
+        let next = if s[i] == b'%' || (plus && s[i] == b'+') {
+            Some(0)
+        } else if plus {
             bytes::find(&s[i..], |b| (b == b'%') | (b == b'+'))
         } else {
             bytes::find(&s[i..], |b| b == b'%')
@@ -352,10 +355,11 @@ pub(super) fn write_key(
 ) -> Result<(), CompatError> {
     // One test for the bytes that need the slower steps, absent from most
     // URLs: non-ASCII (to validate as UTF-8), a tab, CR or LF to remove, a
-    // `\` to read as `/`.
-    let rare = bytes::any(input, |b| {
-        (b >= 0x80) | (b == b'\t') | (b == b'\n') | (b == b'\r') | (b == b'\\')
-    });
+    // `\` to read as `/`. As a signed byte, non-ASCII is negative and the
+    // three controls are below 14: one compare covers them (and the other
+    // controls up to CR, which only cost the exact searches), 9 instead of
+    // 21 instructions per 16 bytes.
+    let rare = bytes::any(input, |b| ((b as i8) < 14) | (b == b'\\'));
     let input = if rare {
         core::str::from_utf8(input)
             .map_err(|e| CompatError::new(e.valid_up_to(), Reason::InvalidUtf8))?
@@ -726,9 +730,14 @@ fn is_unreserved_run(data: &[u8]) -> bool {
 fn quote_plus(data: &[u8], out: &mut Vec<u8>) {
     let mut rest = data;
     loop {
-        let n = bytes::find_in(rest, |b| !is_unreserved(b), &NOT_UNRESERVED).unwrap_or(rest.len());
-        out.extend_from_slice(&rest[..n]);
-        let Some((&b, tail)) = rest[n..].split_first() else {
+        // Escaped bytes come in runs: one right after another skips the search.
+        if rest.first().is_some_and(|&b| is_unreserved(b)) {
+            let n =
+                bytes::find_in(rest, |b| !is_unreserved(b), &NOT_UNRESERVED).unwrap_or(rest.len());
+            out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+        }
+        let Some((&b, tail)) = rest.split_first() else {
             return;
         };
         if b == b' ' {
@@ -845,7 +854,8 @@ fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
 fn has_dot_segment(path: &[u8]) -> bool {
     // The pairs starting at `j..j + 16`, tested at once.
     let pairs_at = |j: usize| {
-        let (Some(a), Some(b)) = (path.get(j..j + 16), path.get(j + 1..j + 17)) else {
+        let chunk = |at: usize| path.get(at..).and_then(<[u8]>::first_chunk::<16>);
+        let (Some(a), Some(b)) = (chunk(j), chunk(j + 1)) else {
             return false;
         };
         a.iter()
