@@ -81,7 +81,9 @@ impl<'py> Batch<'py> {
         };
         let mut lines = Vec::with_capacity(items.len());
         let mut owned: Vec<Box<[u8]>> = Vec::new();
-        for (i, item) in items.iter().enumerate() {
+        // Borrowed items: the tuple holds them, and a reference count
+        // changed twice per item is two calls into Python under abi3.
+        for (i, item) in items.iter_borrowed().enumerate() {
             if item.is_none() {
                 lines.push(None);
                 continue;
