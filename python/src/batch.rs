@@ -81,7 +81,9 @@ impl<'py> Batch<'py> {
         };
         let mut lines = Vec::with_capacity(items.len());
         let mut owned: Vec<Box<[u8]>> = Vec::new();
-        for (i, item) in items.iter().enumerate() {
+        // Borrowed items: the tuple holds them, and a reference count
+        // changed twice per item is two calls into Python under abi3.
+        for (i, item) in items.iter_borrowed().enumerate() {
             if item.is_none() {
                 lines.push(None);
                 continue;
@@ -174,19 +176,41 @@ impl<'py> Batch<'py> {
         from_chunks.call1((source, PyList::new(py, pairs)?, kind))
     }
 
+    /// Is this a batch of Python objects (not Arrow)?
+    pub fn is_list(&self) -> bool {
+        matches!(self.holder, Holder::List { .. })
+    }
+
+    /// Appends the Python values of `keys`, the keys of the lines from
+    /// `start` on, to `out` (a list batch only: an Arrow batch appends
+    /// nothing).
+    pub fn push_strings<'k>(
+        &self,
+        py: Python<'py>,
+        start: usize,
+        keys: impl Iterator<Item = KeyRef<'k>>,
+        out: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let Holder::List { items, .. } = &self.holder else {
+            return Ok(());
+        };
+        for (i, k) in keys.enumerate() {
+            out.push(match k {
+                // The unchanged input: the caller's own object.
+                KeyRef::Same => items.get_item(start + i)?,
+                KeyRef::Key(key) => text::key_str(py, key).into_any(),
+                KeyRef::Null | KeyRef::Invalid(_) => py.None().into_bound(py),
+            });
+        }
+        Ok(())
+    }
+
     /// Keys as a list of `str`/`None`, or a string array.
     pub fn strings(&self, py: Python<'py>, keys: &Keys) -> PyResult<Bound<'py, PyAny>> {
         match &self.holder {
-            Holder::List { items, .. } => {
+            Holder::List { .. } => {
                 let mut out = Vec::with_capacity(self.lines.len());
-                for (i, k) in keys.iter().enumerate() {
-                    out.push(match k {
-                        // The unchanged input: the caller's own object.
-                        KeyRef::Same => items.get_item(i)?,
-                        KeyRef::Key(key) => text::key_str(py, key).into_any(),
-                        KeyRef::Null | KeyRef::Invalid(_) => py.None().into_bound(py),
-                    });
-                }
+                self.push_strings(py, 0, keys.iter(), &mut out)?;
                 Ok(PyList::new(py, out)?.into_any())
             }
             Holder::Arrow { .. } => {

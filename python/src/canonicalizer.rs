@@ -5,12 +5,12 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use urikey::uri::key::KeyConfig;
 
 use crate::batch::Batch;
 use crate::errors::invalid_uri;
-use crate::keys::{self, Keys};
+use crate::keys::{self, KeyRef, Keys};
 use crate::options::{self, Keying};
 use crate::seen;
 use crate::text;
@@ -61,6 +61,43 @@ pub fn fingerprint_one<'py>(k: &Keying, url: &Bound<'py, PyAny>) -> PyResult<Bou
             Err(e) => Err(invalid_uri(py, &e, None)),
         },
     )
+}
+
+/// `canonicalize_many` of a big list: the `str` results of each run of
+/// lines are made while the pool keys the next runs (see `keys::stream`).
+fn canonicalize_list<'py>(
+    py: Python<'py>,
+    batch: &Batch<'py>,
+    k: &Keying,
+    mode: OnInvalid,
+) -> PyResult<Bound<'py, PyAny>> {
+    let lines = batch.lines();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut first_invalid = None;
+    let mut failed = None;
+    keys::stream(py, k, lines, |start, run| {
+        if failed.is_some() {
+            return;
+        }
+        if first_invalid.is_none() {
+            first_invalid = run.iter().enumerate().find_map(|(i, key)| match key {
+                KeyRef::Invalid(e) => Some((start + i, e)),
+                _ => None,
+            });
+        }
+        if let Err(e) = batch.push_strings(py, start, run.iter(), &mut out) {
+            failed = Some(e);
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if mode == OnInvalid::Raise {
+        if let Some((pos, e)) = first_invalid {
+            return Err(invalid_uri(py, &e, Some(pos)));
+        }
+    }
+    Ok(PyList::new(py, out)?.into_any())
 }
 
 #[pymethods]
@@ -122,6 +159,9 @@ impl PyCanonicalizer {
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
         let k = &*self.keying;
+        if batch.is_list() && lines.len() >= keys::PARALLEL_FROM {
+            return canonicalize_list(py, &batch, k, mode);
+        }
         let keys = py.allow_threads(|| Keys::of(k, lines));
         if mode == OnInvalid::Raise {
             if let Some((pos, e)) = keys.first_invalid() {

@@ -123,6 +123,28 @@ def test_on_invalid_raise_gives_the_position() -> None:
         c.canonicalize_many(["a:"], on_invalid="skip")  # type: ignore[call-overload]
 
 
+def test_a_big_list_is_keyed_in_runs_in_order() -> None:
+    # Over 16,384 lines a list is keyed run by run (8,192 lines) while the
+    # results of finished runs become `str`: order, `None`, unchanged
+    # objects and the first invalid line must come out as for small calls.
+    c = urikey.Canonicalizer(compat="w3lib")
+    urls: list[str | None] = [f"http://Example.com/p/{i}?b={i}&a=1" for i in range(40_000)]
+    urls[5] = None
+    urls[30_000] = "http://[::1/"  # w3lib raises ValueError
+    urls[9_000] = "http://[/"
+    same = "http://example.com/already"
+    urls[20_000] = same
+    keys = c.canonicalize_many(urls)
+    small = [k for i in range(0, len(urls), 1000) for k in c.canonicalize_many(urls[i : i + 1000])]
+    assert keys == small
+    assert keys[5] is None and keys[9_000] is None and keys[30_000] is None
+    assert keys[20_000] is same
+    assert keys[39_999] == "http://example.com/p/39999?a=1&b=39999"
+    with pytest.raises(urikey.InvalidURIError) as err:
+        c.canonicalize_many(urls, on_invalid="raise")
+    assert err.value.position == 9_000
+
+
 def test_errors_carry_index_and_reason() -> None:
     with pytest.raises(urikey.InvalidURIError) as err:
         urikey.canonicalize("http://host:80a/")

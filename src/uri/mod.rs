@@ -6,7 +6,9 @@
 //! This module knows nothing of the command-line engine.
 
 // The only `unsafe` code of the library is the AVX2 scanner of the key
-// fast tier (`key/simd.rs`), which opts in; everything else is safe.
+// fast tier (`key/simd.rs`), which opts in, and one `from_utf8_unchecked`
+// on input checked to be ASCII in `compat/w3lib.rs`; everything else is
+// safe.
 #![deny(unsafe_code)]
 
 pub mod compat;

@@ -99,12 +99,15 @@ impl Compat {
         out: &mut Vec<u8>,
         scratch: &mut CompatScratch,
     ) -> Result<(), CompatError> {
-        let input = core::str::from_utf8(input)
-            .map_err(|e| CompatError::new(e.valid_up_to(), Reason::InvalidUtf8))?;
         match self {
+            // w3lib validates only the lines that are not ASCII.
             Compat::W3lib => w3lib::write_key(input, false, out, &mut scratch.w3lib),
             Compat::W3libKeepFragments => w3lib::write_key(input, true, out, &mut scratch.w3lib),
-            Compat::IaSurt => ia::write_key(input, out, &mut scratch.surt),
+            Compat::IaSurt => {
+                let input = core::str::from_utf8(input)
+                    .map_err(|e| CompatError::new(e.valid_up_to(), Reason::InvalidUtf8))?;
+                ia::write_key(input, out, &mut scratch.surt)
+            }
         }
     }
 }
@@ -265,11 +268,9 @@ struct W3libScratch {
     chars: Vec<(u32, u8)>,
     idna: unicode::IdnaScratch,
     netloc: Vec<u8>,
-    path: Vec<u8>,
     fpath: Vec<u8>,
-    query: Vec<u8>,
     qdata: Vec<u8>,
-    pairs: Vec<(usize, usize, usize)>,
+    pairs: Vec<(usize, usize, usize, bool)>,
     tmp: Vec<u8>,
 }
 
