@@ -107,7 +107,8 @@ pub fn run(
         let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
         let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ChunkState>>();
         let render = &render;
-        let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx, render));
+        let pool = &pool;
+        let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx, render, pool));
 
         let driven = driver.drive(
             &chunk_rx,
@@ -271,6 +272,7 @@ fn write_all(
     rx: &Receiver<ToWriter>,
     recycle: &mpsc::Sender<Vec<ChunkState>>,
     render: &Render<'_>,
+    pool: &rayon::ThreadPool,
 ) -> Result<u64, Error> {
     let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
     let mut lines: Option<SpillWriter> = None;
@@ -311,7 +313,8 @@ fn write_all(
                 pending = Vec::new();
                 if let Some(file) = lines.take() {
                     let path = file.finish()?;
-                    new = spill::finish(&dir, partitions, path, render.select, tuning, output)?;
+                    let select = render.select;
+                    new = spill::finish(&dir, partitions, path, select, tuning, output, pool)?;
                 }
             }
             ToWriter::Batch(mut works) => {
@@ -410,7 +413,9 @@ impl<'a> Driver<'a> {
         let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
         let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64;
         self.budget = limit.map(|l| memory::budget(l, chunks + buffers + BASE_BYTES));
-        let keys = self.budget.unwrap_or(u64::MAX) / RESOLVE_BYTES_PER_KEY as u64;
+        // Partitions are resolved on every worker thread at once.
+        let threads = self.pool.current_num_threads().max(1) as u64;
+        let keys = self.budget.unwrap_or(u64::MAX) / RESOLVE_BYTES_PER_KEY as u64 / threads;
         self.tuning.partition_keys = usize::try_from(keys)
             .unwrap_or(usize::MAX)
             .max(MIN_PARTITION_KEYS);

@@ -51,7 +51,8 @@ pub const PARTITION_BUFFER: usize = 32 << 10;
 #[derive(Clone, Copy, Debug)]
 pub struct SpillTuning {
     /// Most distinct keys a partition may hold in memory while it is
-    /// resolved; beyond it the partition is split.
+    /// resolved (each worker thread resolves one at a time, so this is the
+    /// budget's share of one thread); beyond it the partition is split.
     pub partition_keys: usize,
     /// Injected failure (tests): writes fail with "no space left on
     /// device" once this many bytes were written to spill files.
