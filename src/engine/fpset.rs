@@ -311,21 +311,17 @@ fn set_header(bytes: &mut [u8], b: usize, h: u32) {
 fn slot_of(bucket: &[u8; BUCKET], k: Kept) -> Option<usize> {
     let h = header(bucket);
     let taken = (h & COUNT_MASK) as usize;
-    (0..taken.min(SLOTS)).find(|&j| {
-        let o = HEADER + j * SLOT;
-        let lo = u64::from_le_bytes(bucket[o..o + 8].try_into().unwrap_or([0; 8]));
-        let mid = u32::from_le_bytes(bucket[o + 8..o + 12].try_into().unwrap_or([0; 4]));
-        lo == k.lo && mid == k.mid && (h >> (EXTRA_SHIFT + EXTRA_BITS * j as u32)) & 31 == k.extra
-    })
+    (0..taken.min(SLOTS)).find(|&j| kept_at(bucket, h, j) == k)
 }
 
-/// The fingerprint bits kept in slot `j` of `bucket`.
-fn kept_at(bucket: &[u8; BUCKET], j: usize) -> Kept {
+/// The fingerprint bits kept in slot `j` of `bucket`, whose header is `h`.
+#[inline]
+fn kept_at(bucket: &[u8; BUCKET], h: u32, j: usize) -> Kept {
     let o = HEADER + j * SLOT;
     Kept {
         lo: u64::from_le_bytes(bucket[o..o + 8].try_into().unwrap_or([0; 8])),
         mid: u32::from_le_bytes(bucket[o + 8..o + 12].try_into().unwrap_or([0; 4])),
-        extra: (header(bucket) >> (EXTRA_SHIFT + EXTRA_BITS * j as u32)) & 31,
+        extra: (h >> (EXTRA_SHIFT + EXTRA_BITS * j as u32)) & ((1 << EXTRA_BITS) - 1),
     }
 }
 
@@ -612,8 +608,9 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let old = old.bytes();
         for b in 0..old_len {
             let bk = bucket(old, b);
-            for j in 0..(header(bk) & COUNT_MASK) as usize {
-                let k = kept_at(bk, j);
+            let h = header(bk);
+            for j in 0..(h & COUNT_MASK) as usize {
+                let k = kept_at(bk, h, j);
                 let bytes = self.slots.bytes_mut();
                 if let Some((nb, nj)) = place(bytes, new_len, home(k.lo, new_len), k, true) {
                     let id = old_ids.get(b * SLOTS + j).copied().unwrap_or(0);
@@ -644,8 +641,9 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             let bytes = self.slots.bytes_mut();
             let bk = *bucket(bytes, b);
             set_header(bytes, b, 0);
-            for j in 0..(header(&bk) & COUNT_MASK) as usize {
-                let k = kept_at(&bk, j);
+            let h = header(&bk);
+            for j in 0..(h & COUNT_MASK) as usize {
+                let k = kept_at(&bk, h, j);
                 let id = self.id_at(b, j);
                 let h = home(k.lo, len);
                 let bytes = self.slots.bytes_mut();

@@ -149,13 +149,9 @@ impl ShardState {
                         seen += 1;
                         0
                     }
-                    None if exact => {
-                        parts.push_keyed(fp, w.seq_base + u64::from(e.rec), key)?;
-                        undecided += 1;
-                        NEW
-                    }
                     None => {
-                        parts.push(fp, w.seq_base + u64::from(e.rec))?;
+                        let key = exact.then_some(key);
+                        parts.push(fp, w.seq_base + u64::from(e.rec), key)?;
                         undecided += 1;
                         NEW
                     }

@@ -170,25 +170,13 @@ impl Partitions {
         Self::new(dir, shard_bits, 1 << (PARTITION_BITS - shard_bits))
     }
 
-    /// Appends the record of one undecided line.
+    /// Appends the record of one undecided line; with `key` (`--exact`),
+    /// the record carries the key too.
     ///
     /// # Errors
     /// [`Error::Spill`].
     #[inline]
-    pub fn push(&mut self, fp: u128, seq: u64) -> Result<(), Error> {
-        self.push_record(fp, seq, None)
-    }
-
-    /// Appends the record of one undecided line with its key (`--exact`).
-    ///
-    /// # Errors
-    /// [`Error::Spill`].
-    pub fn push_keyed(&mut self, fp: u128, seq: u64, key: &[u8]) -> Result<(), Error> {
-        self.push_record(fp, seq, Some(key))
-    }
-
-    #[inline]
-    fn push_record(&mut self, fp: u128, seq: u64, key: Option<&[u8]>) -> Result<(), Error> {
+    pub fn push(&mut self, fp: u128, seq: u64, key: Option<&[u8]>) -> Result<(), Error> {
         let p = ((fp >> self.shift) & self.mask) as usize;
         let mut rec = [0u8; RECORD_BYTES];
         rec[..8].copy_from_slice(&(fp as u64).to_le_bytes());

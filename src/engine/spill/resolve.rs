@@ -202,11 +202,7 @@ fn split(
     while let Some((fp, seq)) =
         read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
     {
-        if tuning.exact {
-            parts.push_keyed(fp, seq, &key)?;
-        } else {
-            parts.push(fp, seq)?;
-        }
+        parts.push(fp, seq, tuning.exact.then_some(&key[..]))?;
     }
     drop(reader);
     let _ = std::fs::remove_file(&part);
