@@ -86,9 +86,9 @@
 //! use urikey::uri::key::KeyConfig;
 //!
 //! let mut seen = SeenSet::new(KeyConfig::default().keyer());
-//! let verdicts = seen.add(&[Some("http://a.example/x"), Some("HTTP://A.example:80/x")]);
+//! let verdicts = seen.add(&[Some("http://a.example/x"), Some("HTTP://A.example:80/x")]).unwrap();
 //! assert_eq!(verdicts, [Verdict::New, Verdict::Duplicate]);
-//! let verdicts = seen.add(&[Some("http://a.example/x#f"), None, Some("http://b.example/ ")]);
+//! let verdicts = seen.add(&[Some("http://a.example/x#f"), None, Some("http://b.example/ ")]).unwrap();
 //! assert_eq!(verdicts[0], Verdict::New); // `rfc` keeps fragments
 //! assert_eq!(verdicts[1], Verdict::Null);
 //! assert!(matches!(verdicts[2], Verdict::Invalid(_)));

@@ -114,7 +114,7 @@ struct Finished {
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
     lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
-    threads = 0, rejects = None, compat = None))]
+    threads = 0, rejects = None, compat = None, memory_limit = None, temp_dir = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn dedup_file<'py>(
     py: Python<'py>,
@@ -131,6 +131,8 @@ pub fn dedup_file<'py>(
     threads: usize,
     rejects: Option<PathBuf>,
     compat: Option<&str>,
+    memory_limit: Option<&Bound<'py, PyAny>>,
+    temp_dir: Option<PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let key_config = options::config(profile, enable, disable, lenient, key, compat)?;
     // As `urikey dedup`: a URL dump holds absolute URLs, so a relative
@@ -163,6 +165,8 @@ pub fn dedup_file<'py>(
         None => None,
     };
     config.threads = threads;
+    config.memory_limit = options::memory_limit(memory_limit)?;
+    config.temp_dir = temp_dir;
     let inputs = inputs_of(inputs)?;
 
     let mut out_file = create(&output)?;

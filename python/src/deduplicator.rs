@@ -3,9 +3,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
-use urikey::engine::SeenSet;
+use urikey::engine::{memory, OverLimit, SeenSet};
 use urikey::uri::key::Relative;
 
 use crate::batch::Batch;
@@ -25,24 +25,37 @@ fn poisoned() -> PyErr {
     PyRuntimeError::new_err("the Deduplicator is unusable after a failed call")
 }
 
+/// A refused batch as `MemoryError`, with what to do instead.
+fn over_limit(e: &OverLimit) -> PyErr {
+    PyMemoryError::new_err(format!(
+        "{e} (raise memory_limit, or deduplicate a file with urikey.dedup_file, which spills to disk)"
+    ))
+}
+
 #[pymethods]
 impl PyDeduplicator {
     #[new]
-    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false, compat = None))]
+    #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false,
+        compat = None, memory_limit = None))]
     fn new(
         profile: &str,
         enable: Option<&Bound<'_, PyAny>>,
         disable: Option<&Bound<'_, PyAny>>,
         lenient: bool,
         compat: Option<&str>,
+        memory_limit: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let keying = options::build(options::config(
             profile, enable, disable, lenient, "uri", compat,
         )?);
         // As `urikey dedup`: a relative reference (`hello`) is not a URL.
-        let seen = Mutex::new(SeenSet::new(
-            keying.keyer.clone().with_relative(Relative::Reject),
-        ));
+        // A set that answers batch by batch cannot spill; past its limit it
+        // refuses the batch rather than letting the process be killed.
+        let limit = options::memory_limit(memory_limit)?.or_else(memory::default_limit);
+        let seen = Mutex::new(
+            SeenSet::new(keying.keyer.clone().with_relative(Relative::Reject))
+                .with_memory_limit(limit),
+        );
         Ok(Self { keying, seen })
     }
 
@@ -65,11 +78,19 @@ impl PyDeduplicator {
                 .map(|mut s| seen::add(&mut s, lines))
                 .map_err(drop)
         });
-        batch.bools(py, &mask.map_err(|()| poisoned())?)
+        let mask = mask.map_err(|()| poisoned())?.map_err(|e| over_limit(&e))?;
+        batch.bools(py, &mask)
     }
 
     fn __len__(&self) -> PyResult<usize> {
         Ok(self.seen.lock().map_err(|_| poisoned())?.len())
+    }
+
+    /// The seen-set's memory limit in bytes (`None` when the machine's
+    /// memory could not be read).
+    #[getter]
+    fn memory_limit(&self) -> PyResult<Option<u64>> {
+        Ok(self.seen.lock().map_err(|_| poisoned())?.memory_limit())
     }
 
     /// Bytes of memory the seen-set holds.

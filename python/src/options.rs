@@ -103,3 +103,31 @@ impl Keying {
         s
     }
 }
+
+/// `memory_limit`: a number of bytes or a size such as `"512M"` or `"4G"`
+/// (read as on the command line); `None` keeps the default, a share of the
+/// machine's memory (or of the cgroup's limit).
+pub fn memory_limit(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else {
+        return Ok(None);
+    };
+    if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "memory_limit must be a number of bytes or a size such as '512M'",
+        ));
+    }
+    if let Ok(bytes) = obj.extract::<u64>() {
+        return Ok(Some(bytes));
+    }
+    if let Ok(text) = obj.extract::<String>() {
+        return urikey::engine::memory::parse_size(&text)
+            .map(Some)
+            .map_err(PyValueError::new_err);
+    }
+    if obj.extract::<i64>().is_ok() {
+        return Err(PyValueError::new_err("memory_limit cannot be negative"));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(
+        "memory_limit must be a number of bytes or a size such as '512M'",
+    ))
+}

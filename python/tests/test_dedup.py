@@ -111,6 +111,40 @@ def test_dedup_file_options(cli: Path, tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.tsv", "out.tsv"]
 
 
+def test_deduplicator_memory_limit_refuses_a_batch_whole() -> None:
+    urls = [f"http://example.com/{i}" for i in range(200_000)]
+    sized = urikey.Deduplicator()
+    sized.add(urls[:50_000])
+    assert sized.memory_limit is None or sized.memory_limit > 1 << 20  # the machine's share
+    d = urikey.Deduplicator(memory_limit=sized.memory_bytes)
+    assert d.memory_limit == sized.memory_bytes
+    assert all(d.add(urls[:50_000]))
+    held = (len(d), d.memory_bytes)
+    assert not any(d.add(urls[:50_000]))  # known keys are never refused
+    with pytest.raises(MemoryError, match=r"memory limit .*dedup_file"):
+        d.add(pa.array(urls))
+    assert (len(d), d.memory_bytes) == held
+    assert d.add([urls[0], urls[150_000]]) == [False, True]  # nothing of the refused batch stayed
+    assert urikey.Deduplicator(memory_limit="2G").memory_limit == 2 << 30
+    with pytest.raises(ValueError, match="not a size"):
+        urikey.Deduplicator(memory_limit="lots")
+    with pytest.raises(ValueError, match="negative"):
+        urikey.Deduplicator(memory_limit=-1)
+    with pytest.raises(TypeError, match="memory_limit"):
+        urikey.Deduplicator(memory_limit=True)
+
+
+def test_dedup_file_spills_under_a_memory_limit(cli: Path, tmp_path: Path) -> None:
+    want, _ = cli_dedup(cli, tmp_path, "--profile", "crawl")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    out = tmp_path / "out.txt"
+    stats = urikey.dedup_file(SAMPLE, out, profile="crawl", memory_limit=0, temp_dir=spill)
+    assert out.read_bytes() == want
+    assert stats["unique"] == want.count(b"\n")
+    assert list(spill.iterdir()) == []
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
 def test_keyboard_interrupt_leaves_no_output(tmp_path: Path) -> None:
     # The input is a pipe that stays open, so the run cannot end by itself.

@@ -97,7 +97,7 @@ pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
 pub use rss::peak_rss_bytes;
 pub use run::run;
-pub use seen::{SeenSet, Verdict};
+pub use seen::{OverLimit, SeenSet, Verdict};
 pub use stats::Stats;
 
 /// What is printed for a selected line.

@@ -7,14 +7,23 @@
 //! use urikey::engine::{SeenSet, Verdict};
 //! use urikey::uri::key::KeyConfig;
 //! let mut seen = SeenSet::new(KeyConfig::default().keyer());
-//! let first = seen.add(&[Some("http://a/x"), Some("HTTP://A/x"), None]);
+//! let first = seen.add(&[Some("http://a/x"), Some("HTTP://A/x"), None])?;
 //! assert_eq!(first, [Verdict::New, Verdict::Duplicate, Verdict::Null]);
-//! let second = seen.add(&[Some("http://a:80/x"), Some("http://a/ y")]);
+//! let second = seen.add(&[Some("http://a:80/x"), Some("http://a/ y")])?;
 //! assert_eq!(second[0], Verdict::Duplicate);
 //! assert!(matches!(second[1], Verdict::Invalid(_)));
 //! assert_eq!(seen.len(), 1);
+//! # Ok::<(), urikey::engine::OverLimit>(())
 //! ```
+//!
+//! A set may be given a memory limit: a batch that would make it grow past
+//! the limit is refused whole ([`OverLimit`]), the set unchanged, so a
+//! caller learns it must switch to a disk-backed run (the CLI's `dedup`
+//! spills) instead of being killed for lack of memory. A set that answers
+//! batch by batch cannot defer its answers to disk the way a whole-file run
+//! does.
 
+use std::fmt;
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -47,6 +56,29 @@ impl Verdict {
     }
 }
 
+/// A batch refused because the set would pass its memory limit; the set is
+/// unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OverLimit {
+    /// Bytes the set would hold after the batch.
+    pub needed: u64,
+    /// The set's limit, in bytes.
+    pub limit: u64,
+}
+
+impl fmt::Display for OverLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the seen-set would need {} bytes for this batch, over its memory limit of {} bytes; \
+             the batch was not added",
+            self.needed, self.limit
+        )
+    }
+}
+
+impl std::error::Error for OverLimit {}
+
 /// A set of the keys seen so far, fed batch by batch. It keeps 105 bits of
 /// the 128-bit fingerprint of each distinct key (see the engine's collision
 /// bound), about 17 bytes a key, so memory grows with the number of
@@ -56,6 +88,7 @@ pub struct SeenSet {
     keyer: Keyer,
     shards: Vec<FingerprintTable<false>>,
     pool: Option<Arc<rayon::ThreadPool>>,
+    limit: Option<u64>,
 }
 
 impl SeenSet {
@@ -66,7 +99,20 @@ impl SeenSet {
             keyer,
             shards: (0..SHARDS).map(FingerprintTable::with_phase).collect(),
             pool: None,
+            limit: None,
         }
+    }
+
+    /// Refuse batches that would make the set hold more than `limit` bytes
+    /// (`None`: no limit, the default).
+    pub fn with_memory_limit(mut self, limit: Option<u64>) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// The memory limit, in bytes.
+    pub fn memory_limit(&self) -> Option<u64> {
+        self.limit
     }
 
     /// Key large batches on a pool of `threads` threads (0: rayon's global
@@ -109,25 +155,81 @@ impl SeenSet {
 
     /// Keys every line and adds the keys, in order: the verdict of each
     /// line says whether its key is new.
-    pub fn add<L: AsRef<[u8]> + Sync>(&mut self, lines: &[Option<L>]) -> Vec<Verdict> {
+    ///
+    /// # Errors
+    /// [`OverLimit`] when the set would pass its memory limit; nothing of
+    /// the batch was added.
+    pub fn add<L: AsRef<[u8]> + Sync>(
+        &mut self,
+        lines: &[Option<L>],
+    ) -> Result<Vec<Verdict>, OverLimit> {
         let fingerprints = self.fingerprints(lines);
-        fingerprints
+        self.check_limit(fingerprints.iter().filter_map(|fp| match fp {
+            Some(Ok(fp)) => Some(*fp),
+            _ => None,
+        }))?;
+        Ok(fingerprints
             .into_iter()
             .map(|fp| match fp {
                 Some(Ok(fp)) => self.insert(fp),
                 Some(Err(e)) => Verdict::Invalid(e),
                 None => Verdict::Null,
             })
-            .collect()
+            .collect())
     }
 
     /// Adds fingerprints (as [`Keyer::fingerprint`] makes them), in order:
     /// `true` where the fingerprint is new.
-    pub fn add_fingerprints(&mut self, fingerprints: &[u128]) -> Vec<bool> {
-        fingerprints
+    ///
+    /// # Errors
+    /// [`OverLimit`] as for [`SeenSet::add`].
+    pub fn add_fingerprints(&mut self, fingerprints: &[u128]) -> Result<Vec<bool>, OverLimit> {
+        self.check_limit(fingerprints.iter().copied())?;
+        Ok(fingerprints
             .iter()
             .map(|&fp| self.insert(fp).is_new())
-            .collect()
+            .collect())
+    }
+
+    /// Refuses a batch whose new fingerprints would take the set past its
+    /// limit. Counting every fingerprint as new is enough for most batches;
+    /// only near the limit are the batch's new distinct fingerprints counted
+    /// (a lookup each), so a batch of known keys is never refused.
+    fn check_limit(&self, fps: impl Iterator<Item = u128> + Clone) -> Result<(), OverLimit> {
+        let Some(limit) = self.limit else {
+            return Ok(());
+        };
+        let mut per_shard = [0usize; SHARDS];
+        for fp in fps.clone() {
+            per_shard[shard_of(fp)] += 1;
+        }
+        if self.bytes_after(&per_shard) <= limit {
+            return Ok(());
+        }
+        let mut new: Vec<u128> = fps
+            .filter(|&fp| !self.shards[shard_of(fp)].contains(fp))
+            .collect();
+        new.sort_unstable();
+        new.dedup();
+        per_shard = [0; SHARDS];
+        for &fp in &new {
+            per_shard[shard_of(fp)] += 1;
+        }
+        let needed = self.bytes_after(&per_shard);
+        if needed <= limit {
+            Ok(())
+        } else {
+            Err(OverLimit { needed, limit })
+        }
+    }
+
+    /// Bytes the set would hold after `more[s]` new fingerprints in shard `s`.
+    fn bytes_after(&self, more: &[usize; SHARDS]) -> u64 {
+        self.shards
+            .iter()
+            .zip(more)
+            .map(|(shard, &n)| shard.bytes_after(n) as u64)
+            .sum()
     }
 
     /// Is the key of `line` in the set? (`Err` when it has none.)
@@ -188,11 +290,11 @@ mod tests {
             .collect();
         let opt: Vec<Option<&str>> = lines.iter().map(|l| Some(l.as_str())).collect();
         let mut one = SeenSet::new(keyer.clone());
-        let all = one.add(&opt);
+        let all = one.add(&opt).unwrap();
         let mut batched = SeenSet::new(keyer.clone()).with_threads(2).unwrap();
         let mut pieces = Vec::new();
         for part in opt.chunks(4_999) {
-            pieces.extend(batched.add(part));
+            pieces.extend(batched.add(part).unwrap());
         }
         assert_eq!(all, pieces);
         assert_eq!(one.len(), 7_000);
@@ -209,8 +311,36 @@ mod tests {
             })
             .collect();
         let mut by_fp = SeenSet::new(keyer);
-        assert_eq!(by_fp.add_fingerprints(&fps), vec![true; 10]);
-        assert_eq!(by_fp.add_fingerprints(&fps[..2]), vec![false; 2]);
+        assert_eq!(by_fp.add_fingerprints(&fps).unwrap(), vec![true; 10]);
+        assert_eq!(by_fp.add_fingerprints(&fps[..2]).unwrap(), vec![false; 2]);
+    }
+
+    #[test]
+    fn seen_set_refuses_a_batch_over_its_limit_whole() {
+        let keyer = KeyConfig::default().keyer();
+        let lines: Vec<String> = (0..200_000)
+            .map(|i| format!("http://example.com/{i}"))
+            .collect();
+        let opt: Vec<Option<&str>> = lines.iter().map(|l| Some(l.as_str())).collect();
+        let unlimited = {
+            let mut s = SeenSet::new(keyer.clone());
+            s.add(&opt[..50_000]).unwrap();
+            s.heap_bytes() as u64
+        };
+        let mut set = SeenSet::new(keyer).with_memory_limit(Some(unlimited));
+        assert_eq!(set.memory_limit(), Some(unlimited));
+        assert!(set.add(&opt[..50_000]).unwrap().iter().all(|v| v.is_new()));
+        let before = (set.len(), set.heap_bytes());
+        // Known keys fit whatever the conservative count says.
+        assert!(set.add(&opt[..50_000]).unwrap().iter().all(|v| !v.is_new()));
+        let err = set.add(&opt).unwrap_err();
+        assert_eq!(err.limit, unlimited);
+        assert!(err.needed > unlimited);
+        assert!(err.to_string().contains("memory limit"));
+        assert_eq!((set.len(), set.heap_bytes()), before);
+        // The refused batch left nothing behind: its first new key is new.
+        assert_eq!(set.contains(lines[150_000].as_bytes()), Ok(false));
+        assert!(set.add_fingerprints(&[1u128 << 100; 1]).is_ok());
     }
 
     #[test]
