@@ -78,6 +78,7 @@ pub mod fpset;
 mod input;
 pub mod lines;
 pub mod memory;
+mod newlines;
 mod observe;
 mod output;
 mod rss;

@@ -7,6 +7,7 @@ use std::sync::atomic::AtomicU32;
 use crate::uri::key::{fingerprint, KeyErrorKind, KeyScratch};
 
 use super::super::lines::{field_span, find_field, trim_cr};
+use super::super::newlines::Newlines;
 use super::super::shard::{shard_of, SHARDS};
 use super::super::Problem;
 use super::{ChunkState, Entry, Invalid, LineRec, ScanConfig};
@@ -29,7 +30,7 @@ impl ChunkState {
         let truncated_tail = chunk.truncated_tail;
         let mut pos = 0usize;
         let mut ordinal = 0u32;
-        let mut newlines = memchr::memchr_iter(b'\n', data);
+        let mut newlines = Newlines::new(data);
         // The unquoted `--csv` column (moved out for the loop's borrows).
         let mut field_buf = std::mem::take(&mut self.field_buf);
         while pos < data.len() {

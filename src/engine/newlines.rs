@@ -1,0 +1,125 @@
+//! The newlines of a chunk, found 64 bytes at a time.
+//!
+//! A block's newlines become one bit mask, and each line then costs a
+//! trailing-zero count. `memchr_iter` starts a new search per line, whose
+//! setup dominates on URL lines (83 instructions a line on 77-byte lines,
+//! 8% of a dedup run; this is about a fifth of that).
+
+/// Bytes per block: one bit of a `u64` mask each.
+const BLOCK: usize = 64;
+
+/// Iterator over the positions of `\n` in a byte slice, in order.
+pub struct Newlines<'a> {
+    data: &'a [u8],
+    /// Start of the block `mask` describes.
+    base: usize,
+    /// Newlines of that block not yet returned, one bit each.
+    mask: u64,
+}
+
+impl<'a> Newlines<'a> {
+    /// The newlines of `data`.
+    pub fn new(data: &'a [u8]) -> Self {
+        Self {
+            data,
+            base: 0,
+            mask: block_mask(data),
+        }
+    }
+}
+
+impl Iterator for Newlines<'_> {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        while self.mask == 0 {
+            self.base += BLOCK;
+            let block = self.data.get(self.base..)?;
+            if block.is_empty() {
+                return None;
+            }
+            self.mask = block_mask(block);
+        }
+        let at = self.base + self.mask.trailing_zeros() as usize;
+        self.mask &= self.mask - 1;
+        Some(at)
+    }
+}
+
+/// Bit `i` set where byte `i` of the first 64 of `block` is `\n`.
+#[inline]
+fn block_mask(block: &[u8]) -> u64 {
+    match block.first_chunk::<BLOCK>() {
+        Some(full) => full_mask(full),
+        None => block
+            .iter()
+            .enumerate()
+            .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i)),
+    }
+}
+
+/// [`block_mask`] of a whole block: four 16-byte compares and move-masks
+/// (SSE2, part of every x86_64 CPU). The compiler does not turn the
+/// portable loop into these; it stays scalar and costs more than `memchr`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[allow(unsafe_code)]
+fn full_mask(block: &[u8; BLOCK]) -> u64 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: as below (SSE2 is always present on x86_64).
+    let newline = unsafe { _mm_set1_epi8(b'\n' as i8) };
+    let mut mask = 0u64;
+    for (k, part) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of the x86_64 baseline, so the intrinsics
+        // run on every CPU this code is built for; `part` is 16 readable
+        // bytes, exactly what the load reads, and `loadu` has no alignment
+        // requirement.
+        let hits = unsafe {
+            let v = _mm_loadu_si128(part.as_ptr().cast());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, newline))
+        } as u16;
+        mask |= u64::from(hits) << (16 * k);
+    }
+    mask
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn full_mask(block: &[u8; BLOCK]) -> u64 {
+    block
+        .iter()
+        .enumerate()
+        .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn by_memchr(data: &[u8]) -> Vec<usize> {
+        memchr::memchr_iter(b'\n', data).collect()
+    }
+
+    #[test]
+    fn newlines_equal_memchr() {
+        let mut data = Vec::new();
+        assert_eq!(Newlines::new(&data).collect::<Vec<_>>(), by_memchr(&data));
+        // Lines of every length across block boundaries, runs of newlines,
+        // and no final newline.
+        for len in 0..200 {
+            data.extend(std::iter::repeat_n(b'a', len % 131));
+            data.push(b'\n');
+            if len % 7 == 0 {
+                data.extend_from_slice(b"\n\n");
+            }
+        }
+        data.extend_from_slice(b"tail");
+        for cut in [0, 1, 63, 64, 65, 127, 128, data.len() - 1, data.len()] {
+            let d = &data[..cut];
+            assert_eq!(Newlines::new(d).collect::<Vec<_>>(), by_memchr(d), "{cut}");
+        }
+        let all = vec![b'\n'; 200];
+        assert_eq!(Newlines::new(&all).count(), 200);
+    }
+}
