@@ -2,8 +2,8 @@
 //!
 //! A block's newlines become one bit mask, and each line then costs a
 //! trailing-zero count. `memchr_iter` starts a new search per line, whose
-//! setup dominates on URL lines (83 instructions a line on 77-byte lines,
-//! 8% of a dedup run; this is about a fifth of that).
+//! setup dominates on URL lines: on 77-byte lines it took 83 instructions
+//! a line (8% of a dedup run), blocks take 39 (callgrind).
 
 /// Bytes per block: one bit of a `u64` mask each.
 const BLOCK: usize = 64;
