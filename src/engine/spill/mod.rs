@@ -34,7 +34,7 @@ mod files;
 mod resolve;
 
 pub use files::{Partitions, SpillDir, SpillWriter};
-pub use resolve::{finish, LineEntry};
+pub use resolve::{bitmap_bytes, finish, LineEntry, Spilled};
 
 /// Bits of the fingerprint that choose a top-level partition (256
 /// partitions: 16 per shard).
