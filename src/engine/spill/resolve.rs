@@ -14,7 +14,7 @@ use std::io::{self, BufReader, Read, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 
 use rayon::prelude::*;
 
@@ -23,7 +23,7 @@ use super::super::fpset::Insert;
 use super::super::input::SharedBytes;
 use super::super::shard::ShardSet;
 use super::super::Select;
-use super::files::{read_record, read_words, Partitions, SpillDir, SpillWriter};
+use super::files::{read_record, read_words, Partitions, SpillDir};
 use super::{SpillTuning, PARTITION_BITS, RESOLVE_BYTES_PER_KEY};
 
 /// Read buffer of each run during a merge (256 runs: 4 MiB).
@@ -157,7 +157,7 @@ pub fn finish(
     spilled: Spilled,
     select: Select,
     tuning: SpillTuning,
-    output: &mut dyn Write,
+    output: &mut (dyn Write + Send),
     pool: &rayon::ThreadPool,
 ) -> Result<u64, Error> {
     let Spilled {
@@ -183,12 +183,57 @@ pub fn finish(
         runs.extend(run);
         new += n;
     }
-    let mut chosen = match bits {
+    let chosen = match bits {
         Some(bits) => Chosen::Bits(bits),
         None => Chosen::Runs(Merge::open(dir, &runs)?),
     };
-    let mut reader =
-        BufReader::with_capacity(LINES_BUFFER, File::open(&lines).map_err(|e| dir.error(e))?);
+    let file = File::open(&lines).map_err(|e| dir.error(e))?;
+    // The output is written by a thread of its own while the next buffer
+    // is filled: the two cores are otherwise idle by now, and writing took
+    // about half of the final pass.
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(1);
+        let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
+        let writer = scope.spawn(move || -> io::Result<()> {
+            for buf in full_rx {
+                output.write_all(&buf)?;
+                let _ = empty_tx.send(buf);
+            }
+            Ok(())
+        });
+        let mut send = move |out: &mut Vec<u8>| -> bool {
+            let next = empty_rx.try_recv().unwrap_or_default();
+            let full = std::mem::replace(out, next);
+            out.clear();
+            out.reserve(LINES_BUFFER + 4096);
+            full_tx.send(full).is_ok()
+        };
+        let streamed = stream(dir, file, chosen, &maps, select, &mut send);
+        // Closes the channel: the output thread ends.
+        drop(send);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("output thread panicked")));
+        // A write failure explains a failed send, so it comes first.
+        written.map_err(Error::Write)?;
+        streamed
+    })?;
+    let _ = std::fs::remove_file(&lines);
+    Ok(new)
+}
+
+/// The final pass: the selected entries of the lines file `file`, with
+/// their counts for `--count`, into buffers of about [`LINES_BUFFER`]
+/// bytes handed to `send` (which says false when the output failed).
+fn stream(
+    dir: &SpillDir,
+    file: File,
+    mut chosen: Chosen,
+    maps: &[Option<SharedBytes>],
+    select: Select,
+    send: &mut impl FnMut(&mut Vec<u8>) -> bool,
+) -> Result<(), Error> {
+    let mut reader = BufReader::with_capacity(LINES_BUFFER, file);
     let mut out: Vec<u8> = Vec::with_capacity(LINES_BUFFER + 4096);
     let mut line = Vec::new();
     let mut window = MapWindow::default();
@@ -228,22 +273,19 @@ pub fn finish(
             out.push(b'\t');
         }
         match at {
-            Some((input, offset)) => {
-                out.extend_from_slice(window.slice(&maps, input, offset, len));
-            }
+            Some((input, offset)) => out.extend_from_slice(window.slice(maps, input, offset, len)),
             None => out.extend_from_slice(&line),
         }
         out.push(b'\n');
-        if out.len() >= LINES_BUFFER {
-            output.write_all(&out).map_err(Error::Write)?;
-            out.clear();
+        if out.len() >= LINES_BUFFER && !send(&mut out) {
+            break;
         }
     }
-    output.write_all(&out).map_err(Error::Write)?;
-    window.leave(&maps);
-    drop(reader);
-    let _ = std::fs::remove_file(&lines);
-    Ok(new)
+    window.leave(maps);
+    if !out.is_empty() {
+        send(&mut out);
+    }
+    Ok(())
 }
 
 /// The part of a shared buffer (a mapped input) the final pass reads: it
@@ -303,19 +345,15 @@ impl MapWindow {
     }
 }
 
-/// Where a resolver puts what it selects.
-enum Sink<'a> {
-    /// Marks selected sequence numbers (without counts).
-    Bits(&'a Bitmap),
-    /// A run file of `(sequence, count)` pairs (with counts).
-    Run(SpillWriter),
-}
+/// Records a resolver reads and inserts at a time (without `--exact`):
+/// 64 KiB of them.
+const RECORD_BLOCK: usize = 2730;
 
 /// Resolves one partition file (whose records share their top `used`
 /// fingerprint bits): first lines (unique, counts) or later lines
-/// (duplicates) are marked in `bits`, or with counts written to a run
-/// file of `(sequence, count)` pairs sorted by sequence. Returns the run
-/// (with counts) and the number of distinct keys.
+/// (duplicates) are marked in `bits`, or with counts (`bits` is `None`)
+/// written to a run file of `(sequence, count)` pairs sorted by sequence.
+/// Returns the run (with counts) and the number of distinct keys.
 fn resolve(
     dir: &Arc<SpillDir>,
     part: PathBuf,
@@ -325,67 +363,84 @@ fn resolve(
     bits: Option<&Bitmap>,
 ) -> Result<(Option<PathBuf>, u64), Error> {
     let mut reader = open(dir, &part, RUN_BUFFER)?;
-    let mut sink = match bits {
-        Some(bits) => Sink::Bits(bits),
-        None => Sink::Run(dir.create_file("run", RUN_BUFFER)?),
-    };
     // Fingerprints with ids, or with `--exact` full keys with ids.
     let mut table = ShardSet::new(0, tuning.exact, true);
-    let mut key = Vec::new();
     // First sequence number and count of each key, by id (counts only).
     let mut firsts: Vec<[u64; 2]> = Vec::new();
-    let mut too_many = false;
-    while let Some((fp, seq)) =
-        read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
-    {
-        let ins = table.insert(fp, &key);
-        match (select, ins) {
-            (Select::Unique, Insert::New(_)) | (Select::Duplicates, Insert::Seen(_)) => {
-                // A bit set before the partition turns out too big for
-                // memory is right all the same: records come in sequence
-                // order, so a key new (or seen) in a prefix of the
-                // partition is new (or seen) in all of it.
-                match &mut sink {
-                    Sink::Bits(bits) => bits.set(seq),
-                    Sink::Run(run) => run.write(&pair(seq, 0))?,
-                }
+    let mut chose = |seq: u64, ins: Insert| match (select, ins) {
+        // A bit set before the partition turns out too big for memory is
+        // right all the same: records come in sequence order, so a key
+        // new (or seen) in a prefix of the partition is new (or seen) in
+        // all of it.
+        (Select::Unique, Insert::New(_)) | (Select::Duplicates, Insert::Seen(_)) => {
+            if let Some(bits) = bits {
+                bits.set(seq);
             }
-            (Select::Counts, Insert::New(_)) => firsts.push([seq, 1]),
-            (Select::Counts, Insert::Seen(id)) => {
-                if let Some(f) = firsts.get_mut(id as usize) {
-                    f[1] += 1;
-                }
-            }
-            _ => {}
         }
-        let too_big = if tuning.exact {
+        (Select::Counts, Insert::New(_)) => firsts.push([seq, 1]),
+        (Select::Counts, Insert::Seen(id)) => {
+            if let Some(f) = firsts.get_mut(id as usize) {
+                f[1] += 1;
+            }
+        }
+        _ => {}
+    };
+    let too_big = |table: &ShardSet| {
+        let big = if tuning.exact {
             table.bytes_after(0) > tuning.partition_keys.saturating_mul(RESOLVE_BYTES_PER_KEY)
         } else {
             table.len() > tuning.partition_keys
         };
-        if too_big && used < 128 {
-            too_many = true;
-            break;
+        big && used < 128
+    };
+    let mut too_many = false;
+    if let ShardSet::FingerprintIds(t) = &mut table {
+        // Records a block at a time, inserted with their buckets
+        // prefetched; the size is checked after each block, so a
+        // partition may pass its share by one block's keys before it is
+        // split.
+        let mut block: Vec<(u128, u64)> = Vec::with_capacity(RECORD_BLOCK);
+        loop {
+            block.clear();
+            while block.len() < RECORD_BLOCK {
+                match read_record(&mut reader, None).map_err(|e| dir.error(e))? {
+                    Some(rec) => block.push(rec),
+                    None => break,
+                }
+            }
+            t.insert_all(&block, |r| r.0, |r, ins| chose(r.1, ins));
+            if block.len() < RECORD_BLOCK {
+                break;
+            }
+            if t.len() > tuning.partition_keys && used < 128 {
+                too_many = true;
+                break;
+            }
+        }
+    } else {
+        let mut key = Vec::new();
+        while let Some((fp, seq)) =
+            read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
+        {
+            chose(seq, table.insert(fp, &key));
+            if too_big(&table) {
+                too_many = true;
+                break;
+            }
         }
     }
     drop(reader);
     if too_many {
-        drop(table);
-        drop(firsts);
-        if let Sink::Run(run) = sink {
-            let path = run.finish()?;
-            let _ = std::fs::remove_file(path);
-        }
         return split(dir, part, used, select, tuning, bits);
     }
-    let run = match sink {
-        Sink::Bits(_) => None,
-        Sink::Run(mut run) => {
-            for [seq, count] in &firsts {
-                run.write(&pair(*seq, *count))?;
-            }
-            Some(run.finish()?)
+    let run = if bits.is_none() {
+        let mut run = dir.create_file("run", RUN_BUFFER)?;
+        for [seq, count] in &firsts {
+            run.write(&pair(*seq, *count))?;
         }
+        Some(run.finish()?)
+    } else {
+        None
     };
     let _ = std::fs::remove_file(&part);
     Ok((run, table.len() as u64))
