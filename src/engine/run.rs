@@ -24,7 +24,7 @@ use super::memory;
 use super::observe::{Observer, Progress, Warning};
 use super::shard::{SHARDS, SHARD_BITS};
 use super::spill::{
-    self, Partitions, SpillDir, SpillTuning, SpillWriter, Spilled, PARTITION_BUFFER,
+    self, EntryWriter, Partitions, SpillDir, SpillTuning, SpillWriter, Spilled, PARTITION_BUFFER,
     RESOLVE_BYTES_PER_KEY,
 };
 use super::stats::Stats;
@@ -281,6 +281,7 @@ fn write_all(
     let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
     let mut lines: Option<SpillWriter> = None;
     let mut entries: Vec<u8> = Vec::new();
+    let mut entry_writer = EntryWriter::default();
     // Each input's shared buffer (a mapped file), kept for the lines file's
     // slice entries.
     let mut maps: Vec<Option<SharedBytes>> = Vec::new();
@@ -309,7 +310,7 @@ fn write_all(
                         maps[chunk.input].get_or_insert_with(|| all.clone());
                     }
                     entries.clear();
-                    work.spill_lines(render, &mut entries);
+                    work.spill_lines(render, &mut entry_writer, &mut entries);
                     if let Some(file) = &mut lines {
                         file.write(&entries)?;
                     }

@@ -30,11 +30,13 @@
 //! Everything lives in one directory created under the temporary
 //! directory and removed when the run ends, however it ends.
 
+mod entries;
 mod files;
 mod resolve;
 
+pub use entries::EntryWriter;
 pub use files::{Partitions, SpillDir, SpillWriter};
-pub use resolve::{bitmap_bytes, finish, LineEntry, Spilled};
+pub use resolve::{bitmap_bytes, finish, Spilled};
 
 /// Bits of the fingerprint that choose a top-level partition (256
 /// partitions: 16 per shard).

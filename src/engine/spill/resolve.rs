@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, Write};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +23,7 @@ use super::super::fpset::Insert;
 use super::super::input::SharedBytes;
 use super::super::shard::ShardSet;
 use super::super::Select;
+use super::entries::{EntryReader, Printed};
 use super::files::{read_record, read_words, Partitions, SpillDir};
 use super::{SpillTuning, PARTITION_BITS, RESOLVE_BYTES_PER_KEY};
 
@@ -32,63 +33,9 @@ const RUN_BUFFER: usize = 16 << 10;
 /// Read buffer of the lines file and write buffer of the output.
 const LINES_BUFFER: usize = 1 << 20;
 
-/// Bit of an entry's sequence word that marks a line already known to be
-/// selected (a duplicate of a key of the frozen set, with `--duplicates`).
-const DEFINITE: u64 = 1 << 63;
-
-/// Bit of an entry's sequence word that marks a slice entry: the printed
-/// bytes are not in the entry but in a shared input buffer.
-const SLICE: u64 = 1 << 62;
-
 /// Pages of a mapped input the final pass maps ahead of the entry it
 /// copies, and keeps behind it before releasing them.
 const MAP_WINDOW: usize = 8 << 20;
-
-/// Entries of the lines file: a sequence word (the sequence number, with
-/// [`DEFINITE`] and [`SLICE`]) and a length (`u32`), both little-endian;
-/// then the printed bytes, or for a slice entry the input (`u32`) and the
-/// offset (`u64`) where they lie in its shared buffer. A slice entry takes
-/// 24 bytes whatever the line's length (78 bytes on average in the
-/// synthetic crawl dumps).
-pub struct LineEntry;
-
-impl LineEntry {
-    /// Starts an entry in `out`; the printed bytes are appended next.
-    #[inline]
-    pub fn begin(out: &mut Vec<u8>) -> usize {
-        let at = out.len();
-        out.extend_from_slice(&[0; 12]);
-        at
-    }
-
-    /// Completes the entry begun at `at`.
-    #[inline]
-    pub fn end(out: &mut [u8], at: usize, seq: u64, definite: bool) {
-        // Printed bytes come from a chunk, at most 512 MiB, or from a key
-        // formatted from one: well within a u32.
-        let len = u32::try_from(out.len() - at - 12).unwrap_or(u32::MAX);
-        if let Some(head) = out.get_mut(at..at + 12) {
-            head[..8].copy_from_slice(&word(seq, definite, false).to_le_bytes());
-            head[8..].copy_from_slice(&len.to_le_bytes());
-        }
-    }
-
-    /// Appends a slice entry: the printed bytes are the `len` bytes at
-    /// `offset` in the shared buffer of input `input`.
-    #[inline]
-    pub fn slice(out: &mut Vec<u8>, seq: u64, definite: bool, input: u32, offset: u64, len: u32) {
-        let mut e = [0u8; 24];
-        e[..8].copy_from_slice(&word(seq, definite, true).to_le_bytes());
-        e[8..12].copy_from_slice(&len.to_le_bytes());
-        e[12..16].copy_from_slice(&input.to_le_bytes());
-        e[16..].copy_from_slice(&offset.to_le_bytes());
-        out.extend_from_slice(&e);
-    }
-}
-
-fn word(seq: u64, definite: bool, slice: bool) -> u64 {
-    seq | if definite { DEFINITE } else { 0 } | if slice { SLICE } else { 0 }
-}
 
 /// Selected sequence numbers, one bit each from `base` on; set by the
 /// resolvers on every worker thread at once.
@@ -233,38 +180,18 @@ fn stream(
     select: Select,
     send: &mut impl FnMut(&mut Vec<u8>) -> bool,
 ) -> Result<(), Error> {
-    let mut reader = BufReader::with_capacity(LINES_BUFFER, file);
+    let mut reader = EntryReader::new(file, LINES_BUFFER);
     let mut out: Vec<u8> = Vec::with_capacity(LINES_BUFFER + 4096);
     let mut line = Vec::new();
     let mut window = MapWindow::default();
     let read_err = |e: io::Error| dir.error(e);
-    loop {
-        let mut head = [0u8; 12];
-        match reader.read_exact(&mut head) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(read_err(e)),
-        }
-        let word = u64::from_le_bytes(head[..8].try_into().unwrap_or([0; 8]));
-        let len = u32::from_le_bytes(head[8..].try_into().unwrap_or([0; 4])) as usize;
-        let mut at = None;
-        if word & SLICE != 0 {
-            let mut place = [0u8; 12];
-            reader.read_exact(&mut place).map_err(read_err)?;
-            let input = u32::from_le_bytes(place[..4].try_into().unwrap_or([0; 4]));
-            let offset = u64::from_le_bytes(place[4..].try_into().unwrap_or([0; 8]));
-            at = Some((input as usize, offset as usize));
-        } else {
-            line.resize(len, 0);
-            reader.read_exact(&mut line).map_err(read_err)?;
-        }
-        let seq = word & !(DEFINITE | SLICE);
-        let count = if word & DEFINITE != 0 {
+    while let Some(entry) = reader.next(&mut line).map_err(read_err)? {
+        let count = if entry.definite {
             Some(0)
         } else {
             match &mut chosen {
-                Chosen::Bits(bits) => bits.get(seq).then_some(0),
-                Chosen::Runs(merged) => merged.take(seq).map_err(read_err)?,
+                Chosen::Bits(bits) => bits.get(entry.seq).then_some(0),
+                Chosen::Runs(merged) => merged.take(entry.seq).map_err(read_err)?,
             }
         };
         let Some(count) = count else { continue };
@@ -272,9 +199,11 @@ fn stream(
             out.extend_from_slice(count.to_string().as_bytes());
             out.push(b'\t');
         }
-        match at {
-            Some((input, offset)) => out.extend_from_slice(window.slice(maps, input, offset, len)),
-            None => out.extend_from_slice(&line),
+        match entry.printed {
+            Printed::Slice { input, offset, len } => {
+                out.extend_from_slice(window.slice(maps, input, offset, len));
+            }
+            Printed::Bytes => out.extend_from_slice(&line),
         }
         out.push(b'\n');
         if out.len() >= LINES_BUFFER && !send(&mut out) {
