@@ -35,7 +35,14 @@ const LINES_BUFFER: usize = 1 << 20;
 
 /// Pages of a mapped input the final pass maps ahead of the entry it
 /// copies, and keeps behind it before releasing them.
-const MAP_WINDOW: usize = 8 << 20;
+const MAP_WINDOW: usize = 4 << 20;
+
+// The final pass takes up to three windows of a mapped input (one ahead,
+// two behind), the lines file's read buffer and two output buffers (one
+// written, one filled): 15 MiB, with counts 4 MiB more for the merge. It
+// comes after the partition buffers (8 MiB) and the chunks in flight (43
+// MiB by default, at least 3 MiB under the smallest limits) are gone, so
+// the working set the budget leaves room for covers it.
 
 /// Selected sequence numbers, one bit each from `base` on; set by the
 /// resolvers on every worker thread at once.
