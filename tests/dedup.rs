@@ -945,6 +945,73 @@ fn dedup_spill_files_removed_after_success_and_failure() {
     }
 }
 
+/// Several inputs, mapped files and a stream between them: the lines file
+/// of a spilled run points into each mapped file in turn (and carries the
+/// stream's bytes), and the output is still the in-memory one.
+#[test]
+fn dedup_spill_several_mapped_inputs() {
+    let dir = TempDir::new().expect("temp dir");
+    let part = |from: u32, to: u32| -> Vec<u8> {
+        (from..to)
+            .flat_map(|i| {
+                let line = match i % 3 {
+                    0 => format!("http://h{}.example/p/{}\n", i % 5, i % 700),
+                    1 => format!("HTTP://H{}.EXAMPLE:80/p/{}\r\n", i % 5, i % 700),
+                    _ => format!("http://h{}.example/p/%7E{}\n", i % 5, i % 900),
+                };
+                line.into_bytes()
+            })
+            .collect()
+    };
+    let (a, b, c) = (part(0, 1500), part(1500, 2500), part(2500, 4000));
+    let fa = write(&dir, "a.txt", &a);
+    let fc = write(&dir, "c.txt", &c);
+    let inputs = |stream_b: bool| {
+        let b = if stream_b {
+            Input::Reader {
+                name: "b".into(),
+                reader: Box::new(std::io::Cursor::new(b.clone())),
+            }
+        } else {
+            Input::Bytes {
+                name: "b".into(),
+                bytes: Arc::from(&b[..]),
+            }
+        };
+        vec![Input::Path(fa.clone()), b, Input::Path(fc.clone())]
+    };
+    let temp = TempDir::new().expect("temp dir");
+    for select in [Select::Unique, Select::Duplicates, Select::Counts] {
+        for emit in [Emit::Key, Emit::Original] {
+            let mut config = Config::new(Keyer::default());
+            config.threads = 2;
+            config.chunk_size = 4096;
+            config.select = select;
+            config.emit = emit;
+            let mut want = Vec::new();
+            engine::run(&config, inputs(false), &mut want, &mut |_: &InvalidLine<
+                '_,
+            >| {})
+            .expect("in-memory run");
+            config.temp_dir = Some(temp.path().to_owned());
+            config.spill_hooks.after_keys = Some(200);
+            config.spill_hooks.partition_keys = Some(50);
+            for stream_b in [false, true] {
+                let mut got = Vec::new();
+                engine::run(
+                    &config,
+                    inputs(stream_b),
+                    &mut got,
+                    &mut |_: &InvalidLine<'_>| {},
+                )
+                .expect("spilled run");
+                assert!(got == want, "{select:?} {emit:?} stream: {stream_b}");
+                assert!(common::listing(temp.path()).is_empty());
+            }
+        }
+    }
+}
+
 #[test]
 fn dedup_memory_limit_cli_matches_in_memory() {
     let dir = TempDir::new().expect("temp dir");

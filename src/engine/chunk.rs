@@ -49,6 +49,15 @@ impl Chunk {
         }
     }
 
+    /// The shared buffer the chunk is a range of, and where the range
+    /// starts in it (`None` for bytes read from a stream).
+    pub fn shared(&self) -> Option<(&SharedBytes, usize)> {
+        match &self.data {
+            ChunkData::Shared(all, range) => Some((all, range.start)),
+            ChunkData::Owned(_) => None,
+        }
+    }
+
     /// Drops the chunk, releasing its mapped pages (see
     /// [`SharedBytes::release`]).
     pub fn release(self) {

@@ -468,6 +468,35 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         }
     }
 
+    /// [`find`](Self::find) for the fingerprint `fp_of` gives for each of
+    /// `items`, in order, passed to `each` with the item; each home bucket
+    /// is prefetched [`AHEAD`] items early, as in
+    /// [`insert_all`](Self::insert_all). Stops at the first error of `each`.
+    ///
+    /// # Errors
+    /// The first error `each` returns.
+    #[inline]
+    pub fn find_all<T, E>(
+        &self,
+        items: &[T],
+        fp_of: impl Fn(&T) -> u128,
+        mut each: impl FnMut(&T, Option<u32>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let bytes = self.slots.bytes();
+        let len = self.slots.len();
+        for (k, item) in items.iter().enumerate() {
+            if let Some(ahead) = items.get(k + AHEAD) {
+                prefetch_bucket(bytes, home(fp_of(ahead) as u64, len));
+            }
+            let found = match probe(bytes, len, Kept::of(fp_of(item))) {
+                Probe::Found { b, j } => Some(self.id_at(b, j)),
+                Probe::Absent { .. } => None,
+            };
+            each(item, found)?;
+        }
+        Ok(())
+    }
+
     /// Bytes the table's buckets (and ids) would take after `more` new
     /// fingerprints (it may grow several times): what the engine checks
     /// against its memory limit before a batch. Growth needs no second

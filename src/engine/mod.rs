@@ -57,9 +57,11 @@
 //! growing and the rest of the run is decided on disk, in a directory under
 //! [`Config::temp_dir`] removed when the run ends: keys the set holds are
 //! duplicates at once; every other line gets a 24-byte record in one of
-//! 256 partition files (by the fingerprint's top 8 bits) and its output
-//! bytes in a lines file. At the end each partition is resolved in input
-//! order and the selected lines are copied from the lines file, so the
+//! 256 partition files (by the fingerprint's top 8 bits) and an entry in a
+//! lines file: where its output lies in a mapped input, or its output
+//! bytes. At the end each partition is resolved in input order, the
+//! selected lines are marked in a bitmap, and they are copied to the
+//! output as the lines file is read back, so the
 //! output is the in-memory one, byte for byte, with any thread count and
 //! for every [`Select`]. A failure of the temporary files is
 //! [`Error::Spill`], naming the directory. With [`Config::exact`] the

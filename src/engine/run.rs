@@ -4,6 +4,7 @@
 //! the next batch is processed, then hands the batch back for reuse.
 
 use std::io::{self, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -17,13 +18,14 @@ use crate::uri::key::KeyScratch;
 use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
 use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
-use super::input::{self, Input, Source};
+use super::input::{self, Input, SharedBytes, Source};
 use super::lines;
 use super::memory;
 use super::observe::{Observer, Progress, Warning};
 use super::shard::{SHARDS, SHARD_BITS};
 use super::spill::{
-    self, Partitions, SpillDir, SpillTuning, SpillWriter, PARTITION_BUFFER, RESOLVE_BYTES_PER_KEY,
+    self, EntryWriter, Partitions, SpillDir, SpillTuning, SpillWriter, Spilled, PARTITION_BUFFER,
+    RESOLVE_BYTES_PER_KEY,
 };
 use super::stats::Stats;
 use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES};
@@ -258,6 +260,8 @@ enum ToWriter {
     Resolve {
         dir: Arc<SpillDir>,
         partitions: Vec<PathBuf>,
+        /// Sequence numbers of the lines since the run spilled.
+        seqs: Range<u64>,
         tuning: SpillTuning,
     },
 }
@@ -277,6 +281,10 @@ fn write_all(
     let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
     let mut lines: Option<SpillWriter> = None;
     let mut entries: Vec<u8> = Vec::new();
+    let mut entry_writer = EntryWriter::default();
+    // Each input's shared buffer (a mapped file), kept for the lines file's
+    // slice entries.
+    let mut maps: Vec<Option<SharedBytes>> = Vec::new();
     let mut new = 0u64;
     for msg in rx {
         match msg {
@@ -293,8 +301,16 @@ fn write_all(
                     pending.clear();
                 }
                 for work in &mut works {
+                    if let Some((chunk, (all, _))) =
+                        work.chunk.as_ref().and_then(|c| Some((c, c.shared()?)))
+                    {
+                        if maps.len() <= chunk.input {
+                            maps.resize(chunk.input + 1, None);
+                        }
+                        maps[chunk.input].get_or_insert_with(|| all.clone());
+                    }
                     entries.clear();
-                    work.spill_lines(render, &mut entries);
+                    work.spill_lines(render, &mut entry_writer, &mut entries);
                     if let Some(file) = &mut lines {
                         file.write(&entries)?;
                     }
@@ -307,14 +323,20 @@ fn write_all(
             ToWriter::Resolve {
                 dir,
                 partitions,
+                seqs,
                 tuning,
             } => {
                 output.write_all(&pending).map_err(Error::Write)?;
                 pending = Vec::new();
                 if let Some(file) = lines.take() {
-                    let path = file.finish()?;
+                    let spilled = Spilled {
+                        partitions,
+                        lines: file.finish()?,
+                        seqs,
+                        maps: std::mem::take(&mut maps),
+                    };
                     let select = render.select;
-                    new = spill::finish(&dir, partitions, path, select, tuning, output, pool)?;
+                    new = spill::finish(&dir, spilled, select, tuning, output, pool)?;
                 }
             }
             ToWriter::Batch(mut works) => {
@@ -338,10 +360,12 @@ fn write_all(
     Ok(new)
 }
 
-/// A run that spills: the directory, and each shard's partition files.
+/// A run that spills: the directory, each shard's partition files, and
+/// the sequence number of the first line since it spilled.
 struct Spilling {
     dir: Arc<SpillDir>,
     parts: Vec<Partitions>,
+    base: u64,
 }
 
 /// The state of the calling thread between batches.
@@ -413,20 +437,27 @@ impl<'a> Driver<'a> {
         let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
         let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64;
         self.budget = limit.map(|l| memory::budget(l, chunks + buffers + BASE_BYTES));
-        // Partitions are resolved on every worker thread at once.
-        let threads = self.pool.current_num_threads().max(1) as u64;
-        let keys = self.budget.unwrap_or(u64::MAX) / RESOLVE_BYTES_PER_KEY as u64 / threads;
-        self.tuning.partition_keys = usize::try_from(keys)
-            .unwrap_or(usize::MAX)
-            .max(MIN_PARTITION_KEYS);
+        self.tuning.partition_keys = self.partition_keys(0);
         #[cfg(feature = "testing")]
         {
-            let hooks = self.config.spill_hooks;
-            if let Some(k) = hooks.partition_keys {
-                self.tuning.partition_keys = k;
-            }
-            self.tuning.fail_after_bytes = hooks.fail_after_bytes;
+            self.tuning.fail_after_bytes = self.config.spill_hooks.fail_after_bytes;
         }
+    }
+
+    /// Most distinct keys a partition may hold while it is resolved: the
+    /// budget, less `taken` bytes, shared by the worker threads, which
+    /// resolve partitions all at once.
+    fn partition_keys(&self, taken: u64) -> usize {
+        #[cfg(feature = "testing")]
+        if let Some(k) = self.config.spill_hooks.partition_keys {
+            return k;
+        }
+        let threads = self.pool.current_num_threads().max(1) as u64;
+        let budget = self.budget.unwrap_or(u64::MAX).saturating_sub(taken);
+        let keys = budget / RESOLVE_BYTES_PER_KEY as u64 / threads;
+        usize::try_from(keys)
+            .unwrap_or(usize::MAX)
+            .max(MIN_PARTITION_KEYS)
     }
 
     /// True when phase 2 of `batch` could take the seen-set past its
@@ -458,7 +489,7 @@ impl<'a> Driver<'a> {
 
     /// Starts spilling: the directory, the partition files, and the lines
     /// file handed to the writer.
-    fn start_spill(&mut self, out: &SyncSender<ToWriter>) -> Result<(), Error> {
+    fn start_spill(&mut self, out: &SyncSender<ToWriter>, base: u64) -> Result<(), Error> {
         let config = self.config;
         let parent = config.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
         let dir = SpillDir::create(&parent, self.tuning.fail_after_bytes)?;
@@ -468,7 +499,7 @@ impl<'a> Driver<'a> {
         let lines = dir.create_file("lines", LINES_BUFFER)?;
         // A closed channel means the writer failed; its error is reported.
         let _ = out.send(ToWriter::StartSpill(lines));
-        self.spilling = Some(Spilling { dir, parts });
+        self.spilling = Some(Spilling { dir, parts, base });
         Ok(())
     }
 
@@ -489,10 +520,17 @@ impl<'a> Driver<'a> {
             shard.clear();
         }
         self.uniques = Uniques::default();
+        let seqs = spilling.base..self.seq;
+        let mut tuning = self.tuning;
+        if self.config.select != Select::Counts {
+            // The bitmap of selected lines takes its share of the budget.
+            tuning.partition_keys = self.partition_keys(spill::bitmap_bytes(seqs.end - seqs.start));
+        }
         let _ = out.send(ToWriter::Resolve {
             dir: spilling.dir,
             partitions,
-            tuning: self.tuning,
+            seqs,
+            tuning,
         });
         Ok(())
     }
@@ -608,7 +646,8 @@ impl<'a> Driver<'a> {
         });
         self.account(batch, observer);
         if self.spilling.is_none() && self.over_budget(batch) {
-            self.start_spill(out)?;
+            let base = batch.first().map_or(self.seq, |w| w.seq_base);
+            self.start_spill(out, base)?;
         }
         if let Some(spilling) = &mut self.spilling {
             let works: &[ChunkState] = batch;

@@ -6,7 +6,7 @@
 use crate::uri::key::{KeyFormat, Keyer};
 
 use super::super::lines::{field_span, replace_field};
-use super::super::spill::LineEntry;
+use super::super::spill::EntryWriter;
 use super::super::{Emit, Field, Select};
 use super::insert::ShardState;
 use super::{ChunkState, LineRec, Run, Src};
@@ -138,20 +138,46 @@ impl ChunkState {
         self.runs = runs;
     }
 
+    /// Where what `emit` prints for valid line `rec` lies in the chunk
+    /// (start, length), when it is a slice of it: the line, or a `uri` key
+    /// that is the line's own bytes.
+    fn printed_span(&self, rec: &LineRec, r: &Render<'_>) -> Option<(u32, u32)> {
+        match (r.emit, r.field) {
+            (Emit::Original, _) => Some((rec.start, rec.len)),
+            (Emit::Key, None) if !rec.key_in_arena && r.keyer.format() == KeyFormat::Uri => {
+                Some((rec.key_start, rec.key_len))
+            }
+            (Emit::Key, _) => None,
+        }
+    }
+
     /// Phase 3 once the run spills, in the writer thread: appends a lines
-    /// file entry (see [`LineEntry`]) for every line that may be printed:
+    /// file entry (see [`EntryWriter`]) for every line that may be printed:
     /// the undecided ones ([`NEW`](super::NEW) in spill mode) and, with
-    /// duplicates, the lines already known to be duplicates.
-    pub fn spill_lines(&self, r: &Render<'_>, out: &mut Vec<u8>) {
+    /// duplicates, the lines already known to be duplicates. When the
+    /// chunk is a range of a shared buffer (a mapped file) that stays
+    /// alive, an entry whose printed bytes are a slice of it only says
+    /// where they are.
+    pub fn spill_lines(&self, r: &Render<'_>, entries: &mut EntryWriter, out: &mut Vec<u8>) {
+        let shared = self.chunk.as_ref().and_then(|c| {
+            let (_, base) = c.shared()?;
+            Some((u32::try_from(c.input).ok()?, base as u64))
+        });
         let mut tmp = Vec::new();
         for (i, rec) in self.recs.iter().enumerate() {
             let (undecided, _) = self.flag(i);
             if !undecided && r.select != Select::Duplicates {
                 continue;
             }
-            let at = LineEntry::begin(out);
+            let seq = self.seq_base + i as u64;
+            if let (Some((input, base)), Some((start, len))) = (shared, self.printed_span(rec, r)) {
+                let at = base + u64::from(start);
+                entries.slice(out, seq, !undecided, input, at, len);
+                continue;
+            }
+            let at = entries.begin(out, seq, !undecided);
             self.emit_into(rec, r, out, &mut tmp);
-            LineEntry::end(out, at, self.seq_base + i as u64, !undecided);
+            EntryWriter::end(out, at);
         }
     }
 

@@ -131,33 +131,56 @@ impl ShardState {
         parts: &mut Partitions,
     ) -> Result<(u64, u64), Error> {
         let (mut seen, mut undecided) = (0u64, 0u64);
+        let counts = &mut self.counts;
+        // What follows a lookup: the count or the record, the line's flag.
+        let mut record = |w: &ChunkState, e: &Entry, found: Option<u32>| -> Result<(), Error> {
+            let flag = match found {
+                Some(id) => {
+                    if let Some(c) = counts.get_mut(id as usize) {
+                        *c += 1;
+                    }
+                    seen += 1;
+                    0
+                }
+                None => {
+                    let key = match w.recs.get(e.rec as usize) {
+                        Some(rec) if exact => Some(w.key(rec)),
+                        _ => None,
+                    };
+                    parts.push(e.fingerprint(), w.seq_base + u64::from(e.rec), key)?;
+                    undecided += 1;
+                    NEW
+                }
+            };
+            if let Some(f) = w.flags.get(e.rec as usize) {
+                f.store(flag, Ordering::Relaxed);
+            }
+            Ok(())
+        };
         for w in works {
             let Some(bucket) = w.buckets.get(s) else {
                 continue;
             };
-            for e in bucket {
-                let fp = e.fingerprint();
-                let key = match w.recs.get(e.rec as usize) {
-                    Some(rec) if exact => w.key(rec),
-                    _ => &[],
-                };
-                let flag = match self.set.find(fp, key) {
-                    Some(id) => {
-                        if let Some(c) = self.counts.get_mut(id as usize) {
-                            *c += 1;
-                        }
-                        seen += 1;
-                        0
+            // One loop per kind of set, the fingerprint tables' with their
+            // buckets prefetched: a frozen set is as large as the budget.
+            // By perf samples, the lookups of the 1 GiB crawl dump spilled
+            // at 35 MiB took 0.98 CPU seconds one at a time, 0.69 with the
+            // prefetch (the in-memory run's inserts: 0.67).
+            match &self.set {
+                ShardSet::Fingerprints(t) => {
+                    t.find_all(bucket, Entry::fingerprint, |e, found| record(w, e, found))?;
+                }
+                ShardSet::FingerprintIds(t) => {
+                    t.find_all(bucket, Entry::fingerprint, |e, found| record(w, e, found))?;
+                }
+                set @ ShardSet::Exact(_) => {
+                    for e in bucket {
+                        let key = match w.recs.get(e.rec as usize) {
+                            Some(rec) => w.key(rec),
+                            None => &[],
+                        };
+                        record(w, e, set.find(e.fingerprint(), key))?;
                     }
-                    None => {
-                        let key = exact.then_some(key);
-                        parts.push(fp, w.seq_base + u64::from(e.rec), key)?;
-                        undecided += 1;
-                        NEW
-                    }
-                };
-                if let Some(f) = w.flags.get(e.rec as usize) {
-                    f.store(flag, Ordering::Relaxed);
                 }
             }
         }

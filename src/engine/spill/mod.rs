@@ -7,18 +7,28 @@
 //! Every other later line is undecided. For each one, phase 2 appends a
 //! 24-byte record (fingerprint, sequence number) to one of 256 partition
 //! files chosen by the fingerprint's top 8 bits, and the writer thread
-//! appends the bytes the line would print to the lines file, in input
-//! order (both for mapped files and for streams: the input is never read
-//! twice). Sequence numbers count valid lines from the start of the run.
+//! appends an entry for it to the lines file, in input order (see
+//! [`entries`]). When the input is a mapped file (or bytes in memory)
+//! and the line prints as a slice of it (the line itself, or a `uri` key
+//! that is its own bytes), the entry only says where that slice is,
+//! about 4 bytes; otherwise (streams, stdin, formatted keys) it carries
+//! the printed bytes. The input is never read twice, but a mapped input
+//! stays mapped until the end. Sequence numbers count valid lines from
+//! the start of the run.
 //!
 //! At the end (see [`resolve`]) each partition is read back in order,
-//! which is sequence order, into a small table of its own: the first record
-//! of a fingerprint is that key's first line, the later ones are
-//! duplicates. A partition whose distinct keys do not fit the memory
-//! budget is split by the next 8 bits of the fingerprint first. Each
-//! partition yields a sorted run of selected sequence numbers (with
-//! counts for `--count`); the runs are merged while the lines file is
-//! streamed to the output. The output is byte for byte the in-memory one:
+//! which is sequence order, into a small table of its own, on every worker
+//! thread at once: the first record of a fingerprint is that key's first
+//! line, the later ones are duplicates. A partition whose distinct keys do
+//! not fit the memory budget is split by the next 8 bits of the
+//! fingerprint first. The selected lines are marked in a bitmap, one bit
+//! per line since the run spilled (10 MB for 80 M lines, counted against
+//! the budget). With `--count`, each partition yields instead a run file
+//! of selected sequence numbers with their counts, sorted, and the runs
+//! are merged. Then the lines file is read once more, and the selected
+//! entries are copied to the output (from the mapped input for slice
+//! entries, whose pages are mapped ahead and released behind), written
+//! by a thread of its own. The output is byte for byte the in-memory one:
 //! the frozen set answers exactly as the full set would for the keys it
 //! holds, and for the other keys "first" is decided among the records of
 //! one fingerprint, which are in input order.
@@ -30,11 +40,13 @@
 //! Everything lives in one directory created under the temporary
 //! directory and removed when the run ends, however it ends.
 
+mod entries;
 mod files;
 mod resolve;
 
+pub use entries::EntryWriter;
 pub use files::{Partitions, SpillDir, SpillWriter};
-pub use resolve::{finish, LineEntry};
+pub use resolve::{bitmap_bytes, finish, Spilled};
 
 /// Bits of the fingerprint that choose a top-level partition (256
 /// partitions: 16 per shard).

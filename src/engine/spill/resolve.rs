@@ -1,20 +1,29 @@
-//! The end of a spilled run: every partition resolved to a sorted run of
-//! selected sequence numbers, the runs merged, and the lines file streamed
-//! to the output with the selected entries kept.
+//! The end of a spilled run: every partition resolved, and the lines file
+//! streamed to the output with the selected entries kept.
+//!
+//! Without counts the resolvers mark the selected sequence numbers in a
+//! bitmap (one bit per line since the run spilled), which the final pass
+//! tests entry by entry. With counts each partition yields a run file of
+//! `(sequence, count)` pairs sorted by sequence, and the runs are merged
+//! while the lines file is read.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, Write};
+use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 
 use rayon::prelude::*;
 
 use super::super::error::Error;
 use super::super::fpset::Insert;
+use super::super::input::SharedBytes;
 use super::super::shard::ShardSet;
 use super::super::Select;
+use super::entries::{EntryReader, Printed};
 use super::files::{read_record, read_words, Partitions, SpillDir};
 use super::{SpillTuning, PARTITION_BITS, RESOLVE_BYTES_PER_KEY};
 
@@ -24,179 +33,367 @@ const RUN_BUFFER: usize = 16 << 10;
 /// Read buffer of the lines file and write buffer of the output.
 const LINES_BUFFER: usize = 1 << 20;
 
-/// Bit of an entry's length that marks a line already known to be
-/// selected (a duplicate of a key of the frozen set, with `--duplicates`).
-const DEFINITE: u32 = 1 << 31;
+/// Pages of a mapped input the final pass maps ahead of the entry it
+/// copies, and keeps behind it before releasing them.
+const MAP_WINDOW: usize = 4 << 20;
 
-/// Entries of the lines file: the sequence number (`u64`), the length of
-/// the printed bytes (`u32`, with [`DEFINITE`]), the bytes.
-pub struct LineEntry;
+// The final pass takes up to three windows of a mapped input (one ahead,
+// two behind), the lines file's read buffer and two output buffers (one
+// written, one filled): 15 MiB, with counts 4 MiB more for the merge. It
+// comes after the partition buffers (8 MiB) and the chunks in flight (43
+// MiB by default, at least 3 MiB under the smallest limits) are gone, so
+// the working set the budget leaves room for covers it.
 
-impl LineEntry {
-    /// Starts an entry in `out`; the printed bytes are appended next.
-    #[inline]
-    pub fn begin(out: &mut Vec<u8>) -> usize {
-        let at = out.len();
-        out.extend_from_slice(&[0; 12]);
-        at
+/// Selected sequence numbers, one bit each from `base` on; set by the
+/// resolvers on every worker thread at once.
+struct Bitmap {
+    base: u64,
+    words: Vec<AtomicU64>,
+}
+
+impl Bitmap {
+    fn new(seqs: Range<u64>) -> Self {
+        let n = seqs.end.saturating_sub(seqs.start).div_ceil(64);
+        Self {
+            base: seqs.start,
+            words: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        }
     }
 
-    /// Completes the entry begun at `at`.
-    #[inline]
-    pub fn end(out: &mut [u8], at: usize, seq: u64, definite: bool) {
-        let len = (out.len() - at - 12) as u32 | if definite { DEFINITE } else { 0 };
-        if let Some(head) = out.get_mut(at..at + 12) {
-            head[..8].copy_from_slice(&seq.to_le_bytes());
-            head[8..].copy_from_slice(&len.to_le_bytes());
+    fn set(&self, seq: u64) {
+        let i = seq.wrapping_sub(self.base);
+        if let Some(w) = usize::try_from(i / 64).ok().and_then(|k| self.words.get(k)) {
+            w.fetch_or(1 << (i % 64), Ordering::Relaxed);
         }
+    }
+
+    fn get(&self, seq: u64) -> bool {
+        let i = seq.wrapping_sub(self.base);
+        usize::try_from(i / 64)
+            .ok()
+            .and_then(|k| self.words.get(k))
+            .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (i % 64)) != 0)
     }
 }
 
-/// Resolves `partitions` and writes the selected lines of `lines` to
-/// `output`. Returns the number of keys first seen in the spilled part.
+/// Bytes of the bitmap of `lines` sequence numbers (counted against the
+/// memory budget while partitions are resolved).
+pub fn bitmap_bytes(lines: u64) -> u64 {
+    lines.div_ceil(64) * 8
+}
+
+/// What the spill left for the end of the run.
+pub struct Spilled {
+    /// The partition files.
+    pub partitions: Vec<PathBuf>,
+    /// The lines file.
+    pub lines: PathBuf,
+    /// Sequence numbers of the lines since the run spilled.
+    pub seqs: Range<u64>,
+    /// Each input's shared buffer, for slice entries.
+    pub maps: Vec<Option<SharedBytes>>,
+}
+
+/// Where the selected sequence numbers are found.
+enum Chosen {
+    Bits(Bitmap),
+    Runs(Merge),
+}
+
+/// Resolves the partitions and writes the selected lines of the lines
+/// file to `output`. Returns the number of keys first seen in the spilled
+/// part.
 ///
 /// # Errors
 /// [`Error::Spill`] for the spill files, [`Error::Write`] for the output.
 pub fn finish(
     dir: &Arc<SpillDir>,
-    partitions: Vec<PathBuf>,
-    lines: PathBuf,
+    spilled: Spilled,
     select: Select,
     tuning: SpillTuning,
-    output: &mut dyn Write,
+    output: &mut (dyn Write + Send),
     pool: &rayon::ThreadPool,
 ) -> Result<u64, Error> {
+    let Spilled {
+        partitions,
+        lines,
+        seqs,
+        maps,
+    } = spilled;
+    let bits = (select != Select::Counts).then(|| Bitmap::new(seqs));
     // Partitions are independent: they are resolved on the run's worker
     // threads, idle by now (each within its share of the memory budget, see
-    // `SpillTuning::partition_keys`). Resolving is a small part of a spilled
-    // run: on 2 threads the 1 GiB run with --memory-limit 0 went from 4.16
-    // to 4.09 s (median of 3); writing and reading back the lines file and
-    // the merge take most of the rest.
-    let resolved: Vec<Result<(PathBuf, u64), Error>> = pool.install(|| {
+    // `SpillTuning::partition_keys`).
+    let resolved: Vec<Result<(Option<PathBuf>, u64), Error>> = pool.install(|| {
         partitions
             .into_par_iter()
-            .map(|part| resolve(dir, part, PARTITION_BITS, select, tuning))
+            .map(|part| resolve(dir, part, PARTITION_BITS, select, tuning, bits.as_ref()))
             .collect()
     });
     let mut runs = Vec::with_capacity(resolved.len());
     let mut new = 0u64;
     for r in resolved {
         let (run, n) = r?;
-        runs.push(run);
+        runs.extend(run);
         new += n;
     }
-    let mut merged = Merge::open(dir, &runs)?;
-    let mut reader =
-        BufReader::with_capacity(LINES_BUFFER, File::open(&lines).map_err(|e| dir.error(e))?);
-    let mut out: Vec<u8> = Vec::with_capacity(LINES_BUFFER + 4096);
-    let mut line = Vec::new();
-    let read_err = |e: io::Error| dir.error(e);
-    loop {
-        let mut head = [0u8; 12];
-        match reader.read_exact(&mut head) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(read_err(e)),
-        }
-        let seq = u64::from_le_bytes(head[..8].try_into().unwrap_or([0; 8]));
-        let len = u32::from_le_bytes(head[8..].try_into().unwrap_or([0; 4]));
-        line.resize((len & !DEFINITE) as usize, 0);
-        reader.read_exact(&mut line).map_err(read_err)?;
-        let count = if len & DEFINITE != 0 {
-            Some(0)
-        } else {
-            merged.take(seq).map_err(read_err)?
+    let chosen = match bits {
+        Some(bits) => Chosen::Bits(bits),
+        None => Chosen::Runs(Merge::open(dir, &runs)?),
+    };
+    let file = File::open(&lines).map_err(|e| dir.error(e))?;
+    // The output is written by a thread of its own while the next buffer
+    // is filled: the two cores are otherwise idle by now, and writing took
+    // about half of the final pass.
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<Vec<u8>>(1);
+        let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
+        let writer = scope.spawn(move || -> io::Result<()> {
+            for buf in full_rx {
+                output.write_all(&buf)?;
+                let _ = empty_tx.send(buf);
+            }
+            Ok(())
+        });
+        let mut send = move |out: &mut Vec<u8>| -> bool {
+            let next = empty_rx.try_recv().unwrap_or_default();
+            let full = std::mem::replace(out, next);
+            out.clear();
+            out.reserve(LINES_BUFFER + 4096);
+            full_tx.send(full).is_ok()
         };
-        if let Some(count) = count {
-            if select == Select::Counts {
-                out.extend_from_slice(count.to_string().as_bytes());
-                out.push(b'\t');
-            }
-            out.extend_from_slice(&line);
-            out.push(b'\n');
-            if out.len() >= LINES_BUFFER {
-                output.write_all(&out).map_err(Error::Write)?;
-                out.clear();
-            }
-        }
-    }
-    output.write_all(&out).map_err(Error::Write)?;
-    drop(reader);
+        let streamed = stream(dir, file, chosen, &maps, select, &mut send);
+        // Closes the channel: the output thread ends.
+        drop(send);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("output thread panicked")));
+        // A write failure explains a failed send, so it comes first.
+        written.map_err(Error::Write)?;
+        streamed
+    })?;
     let _ = std::fs::remove_file(&lines);
     Ok(new)
 }
 
+/// The final pass: the selected entries of the lines file `file`, with
+/// their counts for `--count`, into buffers of about [`LINES_BUFFER`]
+/// bytes handed to `send` (which says false when the output failed).
+fn stream(
+    dir: &SpillDir,
+    file: File,
+    mut chosen: Chosen,
+    maps: &[Option<SharedBytes>],
+    select: Select,
+    send: &mut impl FnMut(&mut Vec<u8>) -> bool,
+) -> Result<(), Error> {
+    let mut reader = EntryReader::new(file, LINES_BUFFER);
+    let mut out: Vec<u8> = Vec::with_capacity(LINES_BUFFER + 4096);
+    let mut line = Vec::new();
+    let mut window = MapWindow::default();
+    let read_err = |e: io::Error| dir.error(e);
+    while let Some(entry) = reader.next(&mut line).map_err(read_err)? {
+        let count = if entry.definite {
+            Some(0)
+        } else {
+            match &mut chosen {
+                Chosen::Bits(bits) => bits.get(entry.seq).then_some(0),
+                Chosen::Runs(merged) => merged.take(entry.seq).map_err(read_err)?,
+            }
+        };
+        let Some(count) = count else { continue };
+        if select == Select::Counts {
+            out.extend_from_slice(count.to_string().as_bytes());
+            out.push(b'\t');
+        }
+        match entry.printed {
+            Printed::Slice { input, offset, len } => {
+                out.extend_from_slice(window.slice(maps, input, offset, len));
+            }
+            Printed::Bytes => out.extend_from_slice(&line),
+        }
+        out.push(b'\n');
+        if out.len() >= LINES_BUFFER && !send(&mut out) {
+            break;
+        }
+    }
+    window.leave(maps);
+    if !out.is_empty() {
+        send(&mut out);
+    }
+    Ok(())
+}
+
+/// The part of a shared buffer (a mapped input) the final pass reads: it
+/// goes through each input once, in order, mapping pages ahead of it and
+/// releasing those behind, so the resident set stays within about three
+/// windows however large the input.
+#[derive(Default)]
+struct MapWindow {
+    /// The input being read.
+    input: Option<usize>,
+    /// Pages before this offset are released (or were never mapped).
+    behind: usize,
+    /// Pages up to this offset were asked to be mapped.
+    ahead: usize,
+}
+
+impl MapWindow {
+    /// The `len` bytes at `offset` in the shared buffer of input `input`.
+    fn slice<'m>(
+        &mut self,
+        maps: &'m [Option<SharedBytes>],
+        input: usize,
+        offset: usize,
+        len: usize,
+    ) -> &'m [u8] {
+        let Some(Some(map)) = maps.get(input) else {
+            return &[];
+        };
+        if self.input != Some(input) {
+            self.leave(maps);
+            *self = Self {
+                input: Some(input),
+                behind: offset,
+                ahead: offset,
+            };
+        }
+        let end = offset.saturating_add(len);
+        if end > self.ahead {
+            // One call maps the window: cheaper than a fault every few
+            // pages.
+            self.ahead = end.max(offset.saturating_add(MAP_WINDOW));
+            map.prefault(offset..self.ahead.min(map.as_slice().len()));
+        }
+        if offset >= self.behind.saturating_add(2 * MAP_WINDOW) {
+            let to = offset - MAP_WINDOW;
+            map.release(self.behind..to);
+            self.behind = to;
+        }
+        map.as_slice().get(offset..end).unwrap_or_default()
+    }
+
+    /// Releases what is still mapped of the input being read.
+    fn leave(&self, maps: &[Option<SharedBytes>]) {
+        if let Some(Some(map)) = self.input.and_then(|i| maps.get(i)) {
+            map.release(self.behind..map.as_slice().len());
+        }
+    }
+}
+
+/// Records a resolver reads and inserts at a time (without `--exact`):
+/// 64 KiB of them.
+const RECORD_BLOCK: usize = 2730;
+
 /// Resolves one partition file (whose records share their top `used`
-/// fingerprint bits) into a run file of `(sequence, count)` pairs, sorted
-/// by sequence: first lines (unique, counts) or later lines (duplicates).
-/// Returns the run and the number of distinct keys.
+/// fingerprint bits): first lines (unique, counts) or later lines
+/// (duplicates) are marked in `bits`, or with counts (`bits` is `None`)
+/// written to a run file of `(sequence, count)` pairs sorted by sequence.
+/// Returns the run (with counts) and the number of distinct keys.
 fn resolve(
     dir: &Arc<SpillDir>,
     part: PathBuf,
     used: u32,
     select: Select,
     tuning: SpillTuning,
-) -> Result<(PathBuf, u64), Error> {
+    bits: Option<&Bitmap>,
+) -> Result<(Option<PathBuf>, u64), Error> {
     let mut reader = open(dir, &part, RUN_BUFFER)?;
-    let mut run = dir.create_file("run", RUN_BUFFER)?;
     // Fingerprints with ids, or with `--exact` full keys with ids.
     let mut table = ShardSet::new(0, tuning.exact, true);
-    let mut key = Vec::new();
     // First sequence number and count of each key, by id (counts only).
     let mut firsts: Vec<[u64; 2]> = Vec::new();
-    let mut too_many = false;
-    while let Some((fp, seq)) =
-        read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
-    {
-        let ins = table.insert(fp, &key);
-        match (select, ins) {
-            (Select::Unique, Insert::New(_)) | (Select::Duplicates, Insert::Seen(_)) => {
-                run.write(&pair(seq, 0))?;
+    let mut chose = |seq: u64, ins: Insert| match (select, ins) {
+        // A bit set before the partition turns out too big for memory is
+        // right all the same: records come in sequence order, so a key
+        // new (or seen) in a prefix of the partition is new (or seen) in
+        // all of it.
+        (Select::Unique, Insert::New(_)) | (Select::Duplicates, Insert::Seen(_)) => {
+            if let Some(bits) = bits {
+                bits.set(seq);
             }
-            (Select::Counts, Insert::New(_)) => firsts.push([seq, 1]),
-            (Select::Counts, Insert::Seen(id)) => {
-                if let Some(f) = firsts.get_mut(id as usize) {
-                    f[1] += 1;
-                }
-            }
-            _ => {}
         }
-        let too_big = if tuning.exact {
+        (Select::Counts, Insert::New(_)) => firsts.push([seq, 1]),
+        (Select::Counts, Insert::Seen(id)) => {
+            if let Some(f) = firsts.get_mut(id as usize) {
+                f[1] += 1;
+            }
+        }
+        _ => {}
+    };
+    let too_big = |table: &ShardSet| {
+        let big = if tuning.exact {
             table.bytes_after(0) > tuning.partition_keys.saturating_mul(RESOLVE_BYTES_PER_KEY)
         } else {
             table.len() > tuning.partition_keys
         };
-        if too_big && used < 128 {
-            too_many = true;
-            break;
+        big && used < 128
+    };
+    let mut too_many = false;
+    if let ShardSet::FingerprintIds(t) = &mut table {
+        // Records a block at a time, inserted with their buckets
+        // prefetched; the size is checked after each block, so a
+        // partition may pass its share by one block's keys before it is
+        // split.
+        let mut block: Vec<(u128, u64)> = Vec::with_capacity(RECORD_BLOCK);
+        loop {
+            block.clear();
+            while block.len() < RECORD_BLOCK {
+                match read_record(&mut reader, None).map_err(|e| dir.error(e))? {
+                    Some(rec) => block.push(rec),
+                    None => break,
+                }
+            }
+            t.insert_all(&block, |r| r.0, |r, ins| chose(r.1, ins));
+            if block.len() < RECORD_BLOCK {
+                break;
+            }
+            if t.len() > tuning.partition_keys && used < 128 {
+                too_many = true;
+                break;
+            }
+        }
+    } else {
+        let mut key = Vec::new();
+        while let Some((fp, seq)) =
+            read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
+        {
+            chose(seq, table.insert(fp, &key));
+            if too_big(&table) {
+                too_many = true;
+                break;
+            }
         }
     }
     drop(reader);
     if too_many {
-        drop(table);
-        drop(firsts);
-        let path = run.finish()?;
-        let _ = std::fs::remove_file(path);
-        return split(dir, part, used, select, tuning);
+        return split(dir, part, used, select, tuning, bits);
     }
-    for [seq, count] in &firsts {
-        run.write(&pair(*seq, *count))?;
-    }
+    let run = if bits.is_none() {
+        let mut run = dir.create_file("run", RUN_BUFFER)?;
+        for [seq, count] in &firsts {
+            run.write(&pair(*seq, *count))?;
+        }
+        Some(run.finish()?)
+    } else {
+        None
+    };
     let _ = std::fs::remove_file(&part);
-    Ok((run.finish()?, table.len() as u64))
+    Ok((run, table.len() as u64))
 }
 
-/// Splits a partition with too many keys by its next fingerprint bits,
-/// resolves the parts and merges their runs.
+/// Splits a partition with too many keys by its next fingerprint bits and
+/// resolves the parts; with counts, merges their runs into one.
 fn split(
     dir: &Arc<SpillDir>,
     part: PathBuf,
     used: u32,
     select: Select,
     tuning: SpillTuning,
-) -> Result<(PathBuf, u64), Error> {
-    let bits = PARTITION_BITS.min(128 - used);
-    let mut parts = Partitions::new(dir, used, 1 << bits);
+    bits: Option<&Bitmap>,
+) -> Result<(Option<PathBuf>, u64), Error> {
+    let width = PARTITION_BITS.min(128 - used);
+    let mut parts = Partitions::new(dir, used, 1 << width);
     let mut reader = open(dir, &part, RUN_BUFFER)?;
     let mut key = Vec::new();
     while let Some((fp, seq)) =
@@ -209,9 +406,12 @@ fn split(
     let mut runs = Vec::new();
     let mut keys = 0u64;
     for child in parts.finish()? {
-        let (run, n) = resolve(dir, child, used + bits, select, tuning)?;
-        runs.push(run);
+        let (run, n) = resolve(dir, child, used + width, select, tuning, bits)?;
+        runs.extend(run);
         keys += n;
+    }
+    if bits.is_some() {
+        return Ok((None, keys));
     }
     let mut merged = Merge::open(dir, &runs)?;
     let mut out = dir.create_file("run", RUN_BUFFER)?;
@@ -219,7 +419,7 @@ fn split(
         out.write(&pair(seq, count))?;
     }
     drop(merged);
-    Ok((out.finish()?, keys))
+    Ok((Some(out.finish()?), keys))
 }
 
 fn pair(seq: u64, count: u64) -> [u8; 16] {
