@@ -7,6 +7,7 @@
 //! decoded, sorted and re-encoded and the path decoded and re-encoded.
 
 use super::bytes::{self, push_escape, quote, Set};
+use super::lanes::Lanes;
 use super::pyip::{self, PyIp};
 use super::unicode::{self, Ucd};
 use super::{CompatError, Reason, W3libScratch};
@@ -43,45 +44,34 @@ const PATH_SAFEST: Set = set(b":/?#[]@!$&'()*+,;=|%", b"#[]|");
 // (The reference's query set, which also escapes `'` for a special
 // scheme, needs no table: the query is decoded right after that pass, see
 // `write_query`.)
-/// The path on the second pass keeps `[`, `]` and `|` as they are.
-const PATH_SAFE: Set = set(b":/?[]@!$&'()*+,;=|%", b"");
-/// `PATH_SAFE` without `%`: the bytes the path pass copies as they are.
+/// The path on the second pass keeps `[`, `]`, `|` and reserved bytes as
+/// they are: these and the unreserved ones are copied.
 const PATH_PLAIN: Set = set(b":/?[]@!$&'()*+,;=|", b"");
-
-/// `PATH_PLAIN` as a predicate (printable ASCII but `"#%<>\^`{}`), so that
-/// whole runs of path bytes are found 16 at a time: a table lookup per byte
-/// does not vectorize, these compares do (see `bytes::any`).
-#[inline(always)]
-fn is_path_plain(b: u8) -> bool {
-    (b.wrapping_sub(0x21) < 0x5e)
-        & (b != b'"')
-        & (b != b'#')
-        & (b != b'%')
-        & (b != b'<')
-        & (b != b'>')
-        & (b != b'\\')
-        & (b != b'^')
-        & (b != b'`')
-        & (b != b'{')
-        & (b != b'}')
-}
 
 /// Where a plain run of the path stops: a byte that is not plain, the `?`
 /// that ends the path, or a `;` that may start params.
-#[inline(always)]
-fn is_path_stop(b: u8) -> bool {
-    !is_path_plain(b) | (b == b'?') | (b == b';')
-}
-
-/// `is_path_stop` as a table, for `bytes::find_in`.
 const PATH_STOP: Set = {
     let mut t = not(&PATH_PLAIN);
     t[b'?' as usize] = true;
     t[b';' as usize] = true;
     t
 };
-/// The complement of `UNRESERVED`, for `bytes::find_in`.
-const NOT_UNRESERVED: Set = not(&UNRESERVED);
+
+/// `PATH_STOP` on 16 bytes at once: not printable ASCII, or one of
+/// `"#%;<>?\^`{}` (neighbours in ASCII tested as one range).
+#[inline(always)]
+fn path_stop_lanes(v: Lanes) -> Lanes {
+    !v.range(0x21, 0x7e)
+        | v.range(b'"', b'#')
+        | v.eq(b'%')
+        | v.range(b';', b'<')
+        | v.range(b'>', b'?')
+        | v.eq(b'\\')
+        | v.eq(b'^')
+        | v.eq(b'`')
+        | v.eq(b'{')
+        | v.eq(b'}')
+}
 
 const fn not(set: &Set) -> Set {
     let mut t = [false; 256];
@@ -93,25 +83,18 @@ const fn not(set: &Set) -> Set {
     t
 }
 
-/// `UNRESERVED` as a predicate, for the same reason.
-#[inline(always)]
-fn is_unreserved(b: u8) -> bool {
-    let lower = b | 0x20;
-    (b.wrapping_sub(b'0') < 10)
-        | (lower.wrapping_sub(b'a') < 26)
-        | (b == b'-')
-        | (b == b'.')
-        | (b == b'_')
-        | (b == b'~')
-}
+/// The bytes not in `UNRESERVED`.
+const RESERVED: Set = not(&UNRESERVED);
 
-#[inline]
-fn quote_byte(b: u8, safe: &Set, out: &mut Vec<u8>) {
-    if safe[b as usize] {
-        out.push(b);
-    } else {
-        push_escape(b, out);
-    }
+/// `RESERVED` on 16 bytes at once.
+#[inline(always)]
+fn reserved_lanes(v: Lanes) -> Lanes {
+    !(v.range(b'0', b'9')
+        | v.range(b'a', b'z')
+        | v.range(b'A', b'Z')
+        | v.range(b'-', b'.')
+        | v.eq(b'_')
+        | v.eq(b'~'))
 }
 
 // The bytes of the netloc that the authority split looks for, as bits.
@@ -151,38 +134,56 @@ fn netloc_bytes(netloc: &str) -> u8 {
         .fold(0, |seen, b| seen | NETLOC_CLASS[b as usize])
 }
 
-#[inline]
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
+/// The uppercase hex digit of each value below 16.
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// The value of each hex digit, 0xff for the other bytes.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0xff; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => 0xff,
+        };
+        c += 1;
     }
+    t
+};
+
+/// The two hex digits after the `%` at `s[i]`, as values, if both are hex
+/// digits (two lookups and one test, no branch per digit).
+#[inline(always)]
+fn escape_digits(s: &[u8], i: usize) -> Option<(u8, u8)> {
+    let (Some(&h), Some(&l)) = (s.get(i + 1), s.get(i + 2)) else {
+        return None;
+    };
+    let (h, l) = (HEX_VALUE[h as usize], HEX_VALUE[l as usize]);
+    ((h | l) < 16).then_some((h, l))
 }
 
 /// The `%HH` at `s[i..]`, if `s[i]` is `%` and two hex digits follow.
-#[inline]
+#[inline(always)]
 fn escape_at(s: &[u8], i: usize) -> Option<u8> {
     if s.get(i) != Some(&b'%') {
         return None;
     }
-    Some(hex(*s.get(i + 1)?)? << 4 | hex(*s.get(i + 2)?)?)
+    escape_digits(s, i).map(|(h, l)| h << 4 | l)
 }
 
-/// Percent-decoding (`+` to space with `plus`), appended to `out`. The
-/// bytes between two `%` (or `+`) are copied as one run.
-fn unquote(s: &[u8], plus: bool, out: &mut Vec<u8>) {
+/// Percent-decoding (of the userinfo), appended to `out`. The bytes
+/// between two `%` are copied as one run.
+fn unquote(s: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while i < s.len() {
-        // Query fields are short: an inlined search beats `memchr`'s call;
-        // escapes come in runs, and one right after another skips it.
-        let next = if s[i] == b'%' || (plus && s[i] == b'+') {
+        // Escapes come in runs: one right after another skips the search.
+        let next = if s[i] == b'%' {
             Some(0)
-        } else if plus {
-            bytes::find(&s[i..], |b| (b == b'%') | (b == b'+'))
         } else {
-            bytes::find(&s[i..], |b| b == b'%')
+            bytes::find(&s[i..], |v| v.eq(b'%'), |b| b == b'%')
         };
         let Some(n) = next else {
             out.extend_from_slice(&s[i..]);
@@ -190,12 +191,12 @@ fn unquote(s: &[u8], plus: bool, out: &mut Vec<u8>) {
         };
         out.extend_from_slice(&s[i..i + n]);
         i += n;
-        // `s[i]` is a `%` (an escape or a literal one) or, with `plus`, a `+`.
+        // `s[i]` is a `%`: an escape or a literal one.
         if let Some(b) = escape_at(s, i) {
             out.push(b);
             i += 3;
         } else {
-            out.push(if s[i] == b'+' { b' ' } else { b'%' });
+            out.push(b'%');
             i += 1;
         }
     }
@@ -208,7 +209,7 @@ fn split_query(rest: &str) -> (&str, &str) {
         return ("", fragment);
     }
     let query = rest.strip_prefix('?').unwrap_or_default();
-    match bytes::find(query.as_bytes(), |b| b == b'#') {
+    match bytes::find(query.as_bytes(), |v| v.eq(b'#'), |b| b == b'#') {
         Some(h) => (&query[..h], &query[h + 1..]),
         None => (query, ""),
     }
@@ -334,7 +335,12 @@ fn bracketed_netloc_ok(netloc: &str) -> bool {
 /// input unchanged when there is nothing to do.
 fn strip<'a>(input: &'a str, buf: &'a mut String, rare: bool) -> &'a str {
     let t = trim_c0_space(input);
-    if !rare || !bytes::any(t.as_bytes(), |b| (b == b'\t') | (b == b'\n') | (b == b'\r')) {
+    let controls = bytes::any(
+        t.as_bytes(),
+        |v| v.eq(b'\t') | v.eq(b'\n') | v.eq(b'\r'),
+        |b| matches!(b, b'\t' | b'\n' | b'\r'),
+    );
+    if !rare || !controls {
         return t;
     }
     buf.clear();
@@ -365,7 +371,11 @@ pub(super) fn write_key(
     // three controls are below 14: one compare covers them (and the other
     // controls up to CR, which only cost the exact searches), 9 instead of
     // 21 instructions per 16 bytes.
-    let rare = bytes::any(input, |b| ((b as i8) < 14) | (b == b'\\'));
+    let rare = bytes::any(
+        input,
+        |v| !v.range(14, 0x7f) | v.eq(b'\\'),
+        |b| !(14..0x80).contains(&b) | (b == b'\\'),
+    );
     let input = if rare {
         core::str::from_utf8(input)
             .map_err(|e| CompatError::new(e.valid_up_to(), Reason::InvalidUtf8))?
@@ -426,7 +436,7 @@ fn key(
     let special = is_special(scheme);
 
     // A special scheme reads `\` as `/` before the query and fragment.
-    let rest: &str = if rare && special && bytes::any(rest.as_bytes(), |b| b == b'\\') {
+    let rest: &str = if rare && special && rest.as_bytes().contains(&b'\\') {
         let cut = rest.find(['?', '#']).unwrap_or(rest.len());
         s.backslash.clear();
         s.backslash.push_str(&rest[..cut].replace('\\', "/"));
@@ -439,8 +449,12 @@ fn key(
     // Authority.
     let (netloc, after) = match rest.strip_prefix("//") {
         Some(r) => {
-            let delim = bytes::find(r.as_bytes(), |b| (b == b'/') | (b == b'?') | (b == b'#'))
-                .unwrap_or(r.len());
+            let delim = bytes::find(
+                r.as_bytes(),
+                |v| v.eq(b'/') | v.eq(b'?') | v.eq(b'#'),
+                |b| matches!(b, b'/' | b'?' | b'#'),
+            )
+            .unwrap_or(r.len());
             (&r[..delim], &r[delim..])
         }
         None => ("", rest),
@@ -513,12 +527,12 @@ fn key(
             None => (u, None),
         };
         s.tmp.clear();
-        unquote(user.as_bytes(), false, &mut s.tmp);
+        unquote(user.as_bytes(), &mut s.tmp);
         quote(&s.tmp, &USERINFO_SAFEST, &mut s.netloc);
         if let Some(p) = pass {
             s.netloc.push(b':');
             s.tmp.clear();
-            unquote(p.as_bytes(), false, &mut s.tmp);
+            unquote(p.as_bytes(), &mut s.tmp);
             quote(&s.tmp, &USERINFO_SAFEST, &mut s.netloc);
         }
         s.netloc.push(b'@');
@@ -600,15 +614,9 @@ fn key(
     // the first pass only adds `%HH` escapes, which the second decodes back
     // to the raw byte, and its `%` is no hex digit, so it can neither form
     // nor break an escape that the raw part has (see `write_path`).
-    let path_len = write_path(
-        after.as_bytes(),
-        uses_params(scheme),
-        &mut s.fpath,
-        &mut s.tmp,
-    );
-    let (query, fragment) = split_query(&after[path_len..]);
-
-    // `urlunsplit`: scheme, then the authority (or an empty one), then path.
+    // `urlunsplit`: scheme, then the authority (or an empty one), then the
+    // path, written in place and given its prefix once it is known (the
+    // path always starts with `/` after a netloc).
     if !scheme.is_empty() {
         out.extend_from_slice(scheme.as_bytes());
         out.push(b':');
@@ -616,18 +624,20 @@ fn key(
     if !s.netloc.is_empty() {
         out.extend_from_slice(b"//");
         out.extend_from_slice(&s.netloc);
-        if s.fpath[0] != b'/' {
-            out.push(b'/');
-        }
-    } else if s.fpath.starts_with(b"//")
-        || (!scheme.is_empty() && uses_netloc(scheme) && s.fpath[0] == b'/')
-    {
-        out.extend_from_slice(b"//");
     }
-    out.extend_from_slice(&s.fpath);
+    let path_at = out.len();
+    let path_len = write_path(after.as_bytes(), uses_params(scheme), out, &mut s.tmp);
+    let path = &out[path_at..];
+    if s.netloc.is_empty()
+        && (path.starts_with(b"//")
+            || (!scheme.is_empty() && uses_netloc(scheme) && path[0] == b'/'))
+    {
+        out.splice(path_at..path_at, *b"//");
+    }
+    let (query, fragment) = split_query(&after[path_len..]);
 
     if !query.is_empty() {
-        write_query(query.as_bytes(), out, &mut s.qdata, &mut s.pairs);
+        write_query(query.as_bytes(), out, &mut s.qdata, &mut s.fields);
     }
     if keep_fragments && !fragment.is_empty() {
         out.push(b'#');
@@ -636,84 +646,159 @@ fn key(
     Ok(())
 }
 
+/// One field of the query, `key=value` (or a bare `key`): offsets into
+/// the raw query and, after `write_field`, into the encoded bytes.
+#[derive(Clone, Copy)]
+pub(super) struct Field {
+    /// Raw key `start..eq`, raw value `eq + 1..end` (empty when `eq == end`).
+    start: usize,
+    eq: usize,
+    end: usize,
+    /// `key=value` as it is written out, `enc.0..enc.1` of the encoded bytes.
+    enc: (usize, usize),
+    /// No `%`, `+` or byte that needs an escape: decoded = raw = encoded.
+    plain: bool,
+}
+
+impl Field {
+    fn key<'q>(&self, query: &'q [u8]) -> &'q [u8] {
+        &query[self.start..self.eq]
+    }
+
+    fn value<'q>(&self, query: &'q [u8]) -> &'q [u8] {
+        query.get(self.eq + 1..self.end).unwrap_or_default()
+    }
+}
+
 /// The query as w3lib writes it: split on `&`, empty fields dropped, each
 /// `key=value` decoded (`+` as space), sorted, and encoded with
 /// `quote_plus`. The reference first makes the query safe; that pass only
 /// adds escapes that the decoding removes again, so the raw query is
 /// decoded here (the argument of `write_path`).
-fn write_query(
-    query: &[u8],
-    out: &mut Vec<u8>,
-    qdata: &mut Vec<u8>,
-    pairs: &mut Vec<(usize, usize, usize, bool)>,
-) {
-    qdata.clear();
-    pairs.clear();
-    let mut rest = query;
-    while !rest.is_empty() {
+///
+/// Decoding and re-encoding are one pass (`requote_plus`), and the sort
+/// compares the raw fields, decoded on the fly only where an escape or `+`
+/// could change the order: nothing is decoded into a buffer.
+fn write_query(query: &[u8], out: &mut Vec<u8>, enc: &mut Vec<u8>, fields: &mut Vec<Field>) {
+    enc.clear();
+    fields.clear();
+    let mut at = 0;
+    while at < query.len() {
         // Fields are long enough (28 bytes on the ISCX list) for the
         // 16-byte search to beat `split`'s byte loop.
-        let end = bytes::find(rest, |b| b == b'&').unwrap_or(rest.len());
-        let field = &rest[..end];
-        rest = rest.get(end + 1..).unwrap_or_default();
-        if field.is_empty() {
-            continue;
+        let end = bytes::find(&query[at..], |v| v.eq(b'&'), |b| b == b'&')
+            .map_or(query.len(), |n| at + n);
+        if end > at {
+            fields.push(write_field(query, at, end, enc));
         }
-        let (k, v) = match field.iter().position(|&b| b == b'=') {
-            Some(i) => (&field[..i], &field[i + 1..]),
-            None => (field, &b""[..]),
-        };
-        let k0 = qdata.len();
-        // Decoding and `quote_plus` leave unreserved bytes as they are, and
-        // most fields are only those (`id=42`): they are copied, not coded.
-        let plain = is_unreserved_run(k) && is_unreserved_run(v);
-        if plain {
-            qdata.extend_from_slice(k);
-        } else {
-            unquote(k, true, qdata);
-        }
-        let v0 = qdata.len();
-        if plain {
-            qdata.extend_from_slice(v);
-        } else {
-            unquote(v, true, qdata);
-        }
-        pairs.push((k0, v0, qdata.len(), plain));
+        at = end + 1;
     }
-    let d = &*qdata;
-    if pairs.len() > 1 {
-        pairs.sort_unstable_by(|a, b| {
-            (&d[a.0..a.1], &d[a.1..a.2]).cmp(&(&d[b.0..b.1], &d[b.1..b.2]))
-        });
+    if fields.len() < 2 {
+        // `enc` holds the field (if any) and a `&`.
+        if !fields.is_empty() {
+            out.push(b'?');
+            out.extend_from_slice(&enc[..enc.len() - 1]);
+        }
+        return;
     }
-    for (n, &(k0, v0, end, plain)) in pairs.iter().enumerate() {
+    fields.sort_unstable_by(|a, b| cmp_fields(query, a, b));
+    for (n, f) in fields.iter().enumerate() {
         out.push(if n == 0 { b'?' } else { b'&' });
-        if plain {
-            out.extend_from_slice(&d[k0..v0]);
-            out.push(b'=');
-            out.extend_from_slice(&d[v0..end]);
-        } else {
-            quote_plus(&d[k0..v0], out);
-            out.push(b'=');
-            quote_plus(&d[v0..end], out);
-        }
+        out.extend_from_slice(&enc[f.enc.0..f.enc.1]);
     }
 }
 
-/// The final path of `after` (what follows the authority), in `fpath`:
-/// decoded and re-encoded, dot segments resolved, then the `;params` of the
-/// last segment (with `params`) as the first pass made them safe. Returns
-/// the length of the raw path: it ends at the first `?` or `#`, which the
-/// re-encoding finds on its way.
+/// Reads the field `query[start..end]` and appends it to `enc` encoded as
+/// `key=value&` (an empty value keeps its `=`, as `urlencode` writes it).
+fn write_field(query: &[u8], start: usize, end: usize, enc: &mut Vec<u8>) -> Field {
+    let raw = &query[start..end];
+    let eq = raw
+        .iter()
+        .position(|&b| b == b'=')
+        .map_or(end, |i| start + i);
+    let e0 = enc.len();
+    // Decoding and `quote_plus` leave unreserved bytes as they are, and
+    // most fields are only those and `=` (`id=42`): they are copied whole.
+    let plain =
+        is_unreserved_run(&query[start..eq]) && is_unreserved_run(&query[(eq + 1).min(end)..end]);
+    if plain {
+        enc.extend_from_slice(raw);
+        if eq == end {
+            enc.push(b'=');
+        }
+    } else {
+        requote_plus(&query[start..eq], enc);
+        enc.push(b'=');
+        requote_plus(&query[(eq + 1).min(end)..end], enc);
+    }
+    let e1 = enc.len();
+    enc.push(b'&');
+    Field {
+        start,
+        eq,
+        end,
+        enc: (e0, e1),
+        plain,
+    }
+}
+
+/// The order of Python's sort of `(key, value)` byte tuples, on the
+/// decoded fields.
+fn cmp_fields(query: &[u8], a: &Field, b: &Field) -> core::cmp::Ordering {
+    let (ka, va, kb, vb) = (a.key(query), a.value(query), b.key(query), b.value(query));
+    if a.plain && b.plain {
+        return (ka, va).cmp(&(kb, vb));
+    }
+    cmp_decoded(ka, kb).then_with(|| cmp_decoded(va, vb))
+}
+
+/// `unquote_plus(a).cmp(unquote_plus(b))`. Where the raw strings first
+/// differ, at `d`, the decoded ones differ in the same bytes unless an
+/// escape or `+` is at `d` or an escape started just before it (its `%` at
+/// `d - 1` or `d - 2`): before `d` both decode alike. Only then are the
+/// two decoded byte by byte.
+fn cmp_decoded(a: &[u8], b: &[u8]) -> core::cmp::Ordering {
+    let d = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let near = |s: &[u8]| {
+        let (from, to) = (d.saturating_sub(2), (d + 1).min(s.len()));
+        s[from..to].iter().any(|&c| c == b'%' || c == b'+')
+    };
+    if near(a) || near(b) {
+        decoded(a).cmp(decoded(b))
+    } else {
+        a[d..].cmp(&b[d..])
+    }
+}
+
+/// The bytes of `unquote_plus(raw)`, decoded one at a time: the sort
+/// compares fields that seldom share more than a few bytes.
+fn decoded(raw: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    let mut i = 0;
+    core::iter::from_fn(move || {
+        let b = *raw.get(i)?;
+        if let Some(d) = escape_at(raw, i) {
+            i += 3;
+            return Some(d);
+        }
+        i += 1;
+        Some(if b == b'+' { b' ' } else { b })
+    })
+}
+
+/// Appends the final path of `after` (what follows the authority) to
+/// `out`: decoded and re-encoded, dot segments resolved, then the
+/// `;params` of the last segment (with `params`) as the first pass made
+/// them safe. Returns the length of the raw path: it ends at the first `?`
+/// or `#`, which the re-encoding finds on its way.
 ///
 /// `requote_path` of the raw path equals the reference's second pass over
 /// its first: a byte the first pass escapes is decoded back and escaped
 /// again unless it is path-safe (`[`, `]`, `|`), which is what the raw
 /// byte gets; `/` and `;` are never escaped, so segments and params are
 /// where they were.
-fn write_path(after: &[u8], params: bool, fpath: &mut Vec<u8>, tmp: &mut Vec<u8>) -> usize {
-    fpath.clear();
-    let (len, semicolon) = requote_path(after, fpath);
+fn write_path(after: &[u8], params: bool, out: &mut Vec<u8>, tmp: &mut Vec<u8>) -> usize {
+    let at = out.len();
+    let (len, semicolon) = requote_path(after, out);
     let path = &after[..len];
     // Most paths have no `;`; one that has params is re-encoded without them.
     let params_at = if params && semicolon {
@@ -726,49 +811,59 @@ fn write_path(after: &[u8], params: bool, fpath: &mut Vec<u8>, tmp: &mut Vec<u8>
         None
     };
     if let Some(p) = params_at {
-        fpath.clear();
-        requote_path(&path[..p], fpath);
+        out.truncate(at);
+        requote_path(&path[..p], out);
     }
-    if fpath.is_empty() {
+    if out.len() == at {
         // `urlunsplit` gives an empty path of a URL with a netloc or query a
         // `/`, and w3lib's `path or "/"` does it otherwise.
-        fpath.push(b'/');
+        out.push(b'/');
     }
-    if fpath[0] == b'/' {
-        remove_dot_segments(fpath, tmp);
+    if out[at] == b'/' {
+        remove_dot_segments(out, at, tmp);
     }
     // Empty params (a trailing `;`) vanish: `urlunparse` tests `if params`.
     if let Some(p) = params_at.filter(|&p| p + 1 < path.len()) {
-        quote(&path[p..], &PATH_SAFEST, fpath);
+        quote(&path[p..], &PATH_SAFEST, out);
     }
     len
 }
 
 /// Is every byte of `data` unreserved?
 fn is_unreserved_run(data: &[u8]) -> bool {
-    bytes::find_in(data, |b| !is_unreserved(b), &NOT_UNRESERVED).is_none()
+    !bytes::any(data, reserved_lanes, |b| RESERVED[b as usize])
 }
 
-/// `quote_plus`: unreserved runs copied whole, space as `+`.
-fn quote_plus(data: &[u8], out: &mut Vec<u8>) {
-    let mut rest = data;
+/// `quote_plus(unquote_plus(raw))` in one pass: unreserved runs copied
+/// whole, a space (raw, `+` or `%20`) as `+`, every other byte as `%HH`
+/// (a `%` that starts no escape is a literal one: `%25`).
+fn requote_plus(raw: &[u8], out: &mut Vec<u8>) {
+    let mut i = 0;
     loop {
-        // Escaped bytes come in runs: one right after another skips the search.
-        if rest.first().is_some_and(|&b| is_unreserved(b)) {
+        // Escapes come in runs (`%D8%A7`): one right after another skips
+        // the search.
+        if raw.get(i).is_some_and(|&b| !RESERVED[b as usize]) {
+            let rest = &raw[i..];
             let n =
-                bytes::find_in(rest, |b| !is_unreserved(b), &NOT_UNRESERVED).unwrap_or(rest.len());
+                bytes::find(rest, reserved_lanes, |b| RESERVED[b as usize]).unwrap_or(rest.len());
             out.extend_from_slice(&rest[..n]);
-            rest = &rest[n..];
+            i += n;
         }
-        let Some((&b, tail)) = rest.split_first() else {
+        let Some(&b) = raw.get(i) else {
             return;
         };
-        if b == b' ' {
+        let (byte, len) = match escape_at(raw, i) {
+            Some(d) => (d, 3),
+            None => (b, 1),
+        };
+        i += len;
+        if UNRESERVED[byte as usize] {
+            out.push(byte);
+        } else if byte == b' ' || (b == b'+' && len == 1) {
             out.push(b'+');
         } else {
-            push_escape(b, out);
+            push_escape(byte, out);
         }
-        rest = tail;
     }
 }
 
@@ -794,62 +889,69 @@ fn lower_host_part(netloc: &mut Vec<u8>, host_at: usize, text: &mut String) {
 /// be `?` or `#`.
 fn requote_path(p: &[u8], out: &mut Vec<u8>) -> (usize, bool) {
     let mut semicolon = false;
-    let mut i = 0;
-    while i < p.len() {
-        // Plain bytes (most of a path) are copied as one run; escapes come
-        // in runs (`%C3%A9`), so a stop right after a stop skips the search.
-        if !PATH_STOP[p[i] as usize] {
-            let n = bytes::find_in(&p[i..], is_path_stop, &PATH_STOP).unwrap_or(p.len() - i);
-            out.extend_from_slice(&p[i..i + n]);
-            i += n;
-        }
-        match p.get(i) {
-            None | Some(b'?' | b'#') => return (i, semicolon),
-            Some(b';') => {
-                semicolon = true;
-                out.push(b';');
-                i += 1;
-                continue;
-            }
-            Some(_) => {}
-        }
-        if p[i] == b'%' && i + 2 < p.len() {
-            let kept = match (p[i + 1], p[i + 2]) {
-                (b'2', b'5') => Some(b"%25"),
-                (b'2', b'f' | b'F') => Some(b"%2F"),
-                (b'3', b'b' | b'B') => Some(b"%3B"),
-                (b'3', b'f' | b'F') => Some(b"%3F"),
-                _ => None,
-            };
-            if let Some(k) = kept {
-                out.extend_from_slice(k);
-                i += 3;
-                continue;
-            }
-            if let Some(b) = escape_at(p, i) {
-                quote_byte(b, &PATH_SAFE, out);
-                i += 3;
-                continue;
+    // Plain bytes (most of a path) are copied as one run.
+    let mut i = bytes::find(p, path_stop_lanes, |b| PATH_STOP[b as usize]).unwrap_or(p.len());
+    out.extend_from_slice(&p[..i]);
+    loop {
+        // Escapes come in runs (`%D8%A7%D9%84`): the bytes that stopped the
+        // run are taken one after another without a new search.
+        while let Some(&b) = p.get(i).filter(|&&b| PATH_STOP[b as usize]) {
+            match b {
+                b'?' | b'#' => return (i, semicolon),
+                b'%' => i += requote_escape(p, i, out),
+                b';' => {
+                    semicolon = true;
+                    out.push(b';');
+                    i += 1;
+                }
+                // Any other stop is neither plain nor `%`: not path-safe.
+                _ => {
+                    push_escape(b, out);
+                    i += 1;
+                }
             }
         }
-        quote_byte(p[i], &PATH_SAFE, out);
-        i += 1;
+        if i == p.len() {
+            return (i, semicolon);
+        }
+        i += bytes::copy_run(&p[i..], &PATH_STOP, path_stop_lanes, out);
     }
-    (i, semicolon)
 }
 
-/// w3lib's `_remove_dot_segments` on `path`, which starts with `/`: a
-/// `..` drops the last kept segment (none above the root), a trailing `.`
+/// The path bytes an escape is decoded to: the path-safe ones but `%`, `/`,
+/// `;` and `?`, whose escapes are kept.
+const PATH_DECODED: Set = set(b":[]@!$&'()*+,=|", b"");
+
+/// The `%` at `p[i]` as the path pass writes it: an escape decoded (or kept
+/// or re-escaped, with uppercase hex), or a literal `%`. Returns the bytes
+/// read.
+#[inline(always)]
+fn requote_escape(p: &[u8], i: usize, out: &mut Vec<u8>) -> usize {
+    let Some((h, l)) = escape_digits(p, i) else {
+        out.push(b'%');
+        return 1;
+    };
+    let d = h << 4 | l;
+    if PATH_DECODED[d as usize] {
+        out.push(d);
+    } else {
+        // The same escape, its digits in uppercase.
+        out.extend_from_slice(&[b'%', HEX_UPPER[h as usize], HEX_UPPER[l as usize]]);
+    }
+    3
+}
+
+/// w3lib's `_remove_dot_segments` on `path[at..]`, which starts with `/`:
+/// a `..` drops the last kept segment (none above the root), a trailing `.`
 /// or `..` leaves the path ending in `/`.
-fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
-    // Dots are found with `memchr`; most of them are in file names.
-    if !has_dot_segment(path) {
+fn remove_dot_segments(path: &mut Vec<u8>, at: usize, tmp: &mut Vec<u8>) {
+    if !has_dot_segment(&path[at..]) {
         return;
     }
     // Kept segments are stored in `tmp`, each with its leading `/`; a `..`
     // truncates back to the previous `/`.
     tmp.clear();
-    let mut segs = path[1..].split(|&b| b == b'/').peekable();
+    let mut segs = path[at + 1..].split(|&b| b == b'/').peekable();
     while let Some(seg) = segs.next() {
         let last = segs.peek().is_none();
         match seg {
@@ -868,12 +970,13 @@ fn remove_dot_segments(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
             }
         }
     }
-    core::mem::swap(path, tmp);
+    path.truncate(at);
+    path.extend_from_slice(tmp);
 }
 
-/// Does `path` hold a `/.`? Tested 16 byte pairs at a time (a fold the
-/// compiler vectorizes): most paths have dots, in file names, but no dot
-/// segment, and `memchr` stopped at each dot.
+/// Does `path` hold a `/.`? Tested 16 byte pairs at a time: most paths
+/// have dots, in file names, but no dot segment, and `memchr` stopped at
+/// each dot.
 fn has_dot_segment(path: &[u8]) -> bool {
     // The pairs starting at `j..j + 16`, tested at once.
     let pairs_at = |j: usize| {
@@ -881,7 +984,7 @@ fn has_dot_segment(path: &[u8]) -> bool {
         let (Some(a), Some(b)) = (chunk(j), chunk(j + 1)) else {
             return false;
         };
-        slash_dot(a, b)
+        (Lanes::load(a).eq(b'/') & Lanes::load(b).eq(b'.')).bits() != 0
     };
     let pairs = path.len().saturating_sub(1);
     if pairs < 16 {
@@ -889,15 +992,6 @@ fn has_dot_segment(path: &[u8]) -> bool {
     }
     // Whole groups of 16 pairs, then the last 16 (overlapping).
     (0..pairs / 16).any(|g| pairs_at(g * 16)) || pairs_at(pairs - 16)
-}
-
-/// Is there an `i` with `a[i] == '/'` and `b[i] == '.'`? A branch-free
-/// fold, not inlined for the reason given at `bytes::chunk_any`.
-#[inline(never)]
-fn slash_dot(a: &[u8; 16], b: &[u8; 16]) -> bool {
-    a.iter().zip(b).fold(0u8, |acc, (&x, &y)| {
-        acc | u8::from((x == b'/') & (y == b'.'))
-    }) != 0
 }
 
 /// `_normalize_ipv6_host`: the first `[...]` of the netloc, if it is an
@@ -930,10 +1024,17 @@ mod tests {
     #[test]
     fn predicates_agree_with_their_tables() {
         for b in 0..=255u8 {
-            assert_eq!(is_path_plain(b), PATH_PLAIN[b as usize], "{b:#x}");
-            assert_eq!(is_path_stop(b), PATH_STOP[b as usize], "{b:#x}");
-            assert_eq!(is_unreserved(b), UNRESERVED[b as usize], "{b:#x}");
-            assert_eq!(!is_unreserved(b), NOT_UNRESERVED[b as usize], "{b:#x}");
+            let v = Lanes::load(&[b; 16]);
+            assert_eq!(
+                path_stop_lanes(v).bits() != 0,
+                PATH_STOP[b as usize],
+                "{b:#x}"
+            );
+            assert_eq!(
+                reserved_lanes(v).bits() != 0,
+                RESERVED[b as usize],
+                "{b:#x}"
+            );
         }
     }
 
