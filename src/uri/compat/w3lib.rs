@@ -126,12 +126,23 @@ const NETLOC_CLASS: [u8; 256] = {
     t
 };
 
-/// The `SEEN_*` bits of the bytes in `netloc`, in one pass: most netlocs
-/// are a plain host name and then skip every search of the split.
-fn netloc_bytes(netloc: &str) -> u8 {
-    netloc
-        .bytes()
-        .fold(0, |seen, b| seen | NETLOC_CLASS[b as usize])
+/// The `SEEN_*` bits of the bytes of the netloc, the first `len` bytes of
+/// `r`: most netlocs are a plain lowercase host name and then skip every
+/// search of the split. One 16-byte test tells such a host (of up to 16
+/// bytes, with 16 bytes of `r` to read) from one that may have a seen byte;
+/// other netlocs are classified byte by byte.
+fn netloc_bytes(r: &[u8], len: usize) -> u8 {
+    if let Some(chunk) = r.first_chunk::<16>().filter(|_| len <= 16) {
+        let v = Lanes::load(chunk);
+        // `@`, `A-Z`, `[` and `]` are neighbours in ASCII (with `\`).
+        let maybe = v.range(b'@', b']') | v.eq(b':') | v.eq(b'%') | v.range(0x80, 0xff);
+        if maybe.bits() & ((1 << len) - 1) == 0 {
+            return 0;
+        }
+    }
+    r[..len]
+        .iter()
+        .fold(0, |seen, &b| seen | NETLOC_CLASS[b as usize])
 }
 
 /// The uppercase hex digit of each value below 16.
@@ -335,12 +346,14 @@ fn bracketed_netloc_ok(netloc: &str) -> bool {
 /// input unchanged when there is nothing to do.
 fn strip<'a>(input: &'a str, buf: &'a mut String, rare: bool) -> &'a str {
     let t = trim_c0_space(input);
-    let controls = bytes::any(
-        t.as_bytes(),
-        |v| v.eq(b'\t') | v.eq(b'\n') | v.eq(b'\r'),
-        |b| matches!(b, b'\t' | b'\n' | b'\r'),
-    );
-    if !rare || !controls {
+    let controls = |t: &str| {
+        bytes::any(
+            t.as_bytes(),
+            |v| v.eq(b'\t') | v.eq(b'\n') | v.eq(b'\r'),
+            |b| matches!(b, b'\t' | b'\n' | b'\r'),
+        )
+    };
+    if !rare || !controls(t) {
         return t;
     }
     buf.clear();
@@ -459,7 +472,12 @@ fn key(
         }
         None => ("", rest),
     };
-    let seen = netloc_bytes(netloc);
+    // The netloc is followed by the rest of the line, so that 16 bytes can
+    // often be read from its start.
+    let seen = netloc_bytes(
+        &rest.as_bytes()[rest.len() - netloc.len() - after.len()..],
+        netloc.len(),
+    );
     let open_br = seen & SEEN_OPEN != 0;
     if open_br != (seen & SEEN_CLOSE != 0) {
         return Err(err(rest_at, Reason::InvalidIpv6Url));
@@ -682,16 +700,41 @@ impl Field {
 fn write_query(query: &[u8], out: &mut Vec<u8>, enc: &mut Vec<u8>, fields: &mut Vec<Field>) {
     enc.clear();
     fields.clear();
-    let mut at = 0;
-    while at < query.len() {
-        // Fields are long enough (28 bytes on the ISCX list) for the
-        // 16-byte search to beat `split`'s byte loop.
-        let end = bytes::find(&query[at..], |v| v.eq(b'&'), |b| b == b'&')
-            .map_or(query.len(), |n| at + n);
-        if end > at {
-            fields.push(write_field(query, at, end, enc));
+    // One search for the reserved bytes splits the fields (`&`), finds
+    // their first `=` and tells the plain ones (no other reserved byte):
+    // most bytes are unreserved, and the search stops about twice a field.
+    // Once a field is known not to be plain, its escapes are passed over.
+    let (mut start, mut eq, mut plain) = (0, None, true);
+    let mut i = 0;
+    loop {
+        let rest = &query[i..];
+        i += if plain {
+            bytes::find(rest, reserved_lanes, |b| RESERVED[b as usize])
+        } else if eq.is_none() {
+            bytes::find(
+                rest,
+                |v| v.eq(b'&') | v.eq(b'='),
+                |b| b == b'&' || b == b'=',
+            )
+        } else {
+            bytes::find(rest, |v| v.eq(b'&'), |b| b == b'&')
         }
-        at = end + 1;
+        .unwrap_or(rest.len());
+        match query.get(i) {
+            None | Some(b'&') => {
+                if i > start {
+                    let field = (start, eq.unwrap_or(i), i);
+                    fields.push(write_field(query, field, plain, enc));
+                }
+                if i == query.len() {
+                    break;
+                }
+                (start, eq, plain) = (i + 1, None, true);
+            }
+            Some(b'=') if eq.is_none() => eq = Some(i),
+            Some(_) => plain = false,
+        }
+        i += 1;
     }
     if fields.len() < 2 {
         // `enc` holds the field (if any) and a `&`.
@@ -708,21 +751,19 @@ fn write_query(query: &[u8], out: &mut Vec<u8>, enc: &mut Vec<u8>, fields: &mut 
     }
 }
 
-/// Reads the field `query[start..end]` and appends it to `enc` encoded as
-/// `key=value&` (an empty value keeps its `=`, as `urlencode` writes it).
-fn write_field(query: &[u8], start: usize, end: usize, enc: &mut Vec<u8>) -> Field {
-    let raw = &query[start..end];
-    let eq = raw
-        .iter()
-        .position(|&b| b == b'=')
-        .map_or(end, |i| start + i);
+/// Appends the field `(start, eq, end)` of `query` (its `=` at `eq`, or
+/// `eq == end`) to `enc`, encoded as `key=value&` (an empty value keeps
+/// its `=`, as `urlencode` writes it). A `plain` field has no reserved
+/// byte but its `=`: decoding and `quote_plus` leave it as it is.
+fn write_field(
+    query: &[u8],
+    (start, eq, end): (usize, usize, usize),
+    plain: bool,
+    enc: &mut Vec<u8>,
+) -> Field {
     let e0 = enc.len();
-    // Decoding and `quote_plus` leave unreserved bytes as they are, and
-    // most fields are only those and `=` (`id=42`): they are copied whole.
-    let plain =
-        is_unreserved_run(&query[start..eq]) && is_unreserved_run(&query[(eq + 1).min(end)..end]);
     if plain {
-        enc.extend_from_slice(raw);
+        enc.extend_from_slice(&query[start..end]);
         if eq == end {
             enc.push(b'=');
         }
@@ -827,11 +868,6 @@ fn write_path(after: &[u8], params: bool, out: &mut Vec<u8>, tmp: &mut Vec<u8>) 
         quote(&path[p..], &PATH_SAFEST, out);
     }
     len
-}
-
-/// Is every byte of `data` unreserved?
-fn is_unreserved_run(data: &[u8]) -> bool {
-    !bytes::any(data, reserved_lanes, |b| RESERVED[b as usize])
 }
 
 /// `quote_plus(unquote_plus(raw))` in one pass: unreserved runs copied
@@ -978,20 +1014,27 @@ fn remove_dot_segments(path: &mut Vec<u8>, at: usize, tmp: &mut Vec<u8>) {
 /// have dots, in file names, but no dot segment, and `memchr` stopped at
 /// each dot.
 fn has_dot_segment(path: &[u8]) -> bool {
-    // The pairs starting at `j..j + 16`, tested at once.
-    let pairs_at = |j: usize| {
-        let chunk = |at: usize| path.get(at..).and_then(<[u8]>::first_chunk::<16>);
-        let (Some(a), Some(b)) = (chunk(j), chunk(j + 1)) else {
+    let Some(last) = path.len().checked_sub(17) else {
+        return path.windows(2).any(|w| w == b"/.");
+    };
+    // The pairs starting at `j..j + 16`, then from `last` (overlapping).
+    let mut j = 0;
+    loop {
+        let at = j.min(last);
+        let (Some(a), Some(b)) = (
+            path[at..].first_chunk::<16>(),
+            path[at + 1..].first_chunk::<16>(),
+        ) else {
             return false;
         };
-        (Lanes::load(a).eq(b'/') & Lanes::load(b).eq(b'.')).bits() != 0
-    };
-    let pairs = path.len().saturating_sub(1);
-    if pairs < 16 {
-        return path.windows(2).any(|w| w == b"/.");
+        if (Lanes::load(a).eq(b'/') & Lanes::load(b).eq(b'.')).bits() != 0 {
+            return true;
+        }
+        if at == last {
+            return false;
+        }
+        j += 16;
     }
-    // Whole groups of 16 pairs, then the last 16 (overlapping).
-    (0..pairs / 16).any(|g| pairs_at(g * 16)) || pairs_at(pairs - 16)
 }
 
 /// `_normalize_ipv6_host`: the first `[...]` of the netloc, if it is an
