@@ -29,7 +29,7 @@ mod sse2 {
 
     use core::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8, _mm_xor_si128,
+        _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128, _mm_sub_epi8, _mm_xor_si128,
     };
 
     /// Sixteen bytes, or sixteen test results (each lane all ones or zero).
@@ -42,6 +42,13 @@ mod sse2 {
         pub(in super::super) fn load(chunk: &[u8; 16]) -> Self {
             // SAFETY: see the module comment.
             Lanes(unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) })
+        }
+
+        /// All lanes false.
+        #[inline(always)]
+        pub(in super::super) fn zero() -> Self {
+            // SAFETY: see the module comment.
+            Lanes(unsafe { _mm_setzero_si128() })
         }
 
         /// Is the byte `b`?
@@ -118,6 +125,12 @@ mod portable {
         #[inline(always)]
         pub(in super::super) fn load(chunk: &[u8; 16]) -> Self {
             Lanes(*chunk)
+        }
+
+        /// All lanes false.
+        #[inline(always)]
+        pub(in super::super) fn zero() -> Self {
+            Lanes([0; 16])
         }
 
         /// Is the byte `b`?

@@ -371,6 +371,63 @@ fn trim_c0_space(input: &str) -> &str {
     input.get(start..end).unwrap_or_default()
 }
 
+/// What one pass over the raw line tells (see [`scan`]).
+#[derive(Clone, Copy)]
+struct Scan {
+    /// A byte that needs the slower steps, absent from most URLs:
+    /// non-ASCII (to validate as UTF-8), a tab, CR or LF to remove, a `\`
+    /// to read as `/` (and the other controls below 14, which only cost
+    /// the exact searches).
+    rare: bool,
+    /// A `/` followed by `.` or `%`: only then can the path have a dot
+    /// segment, a `/` then `.` or `%2E` (`%2F` stays escaped, so a `/` of
+    /// the key is a `/` of the line). Set on every rare line.
+    dots: bool,
+}
+
+/// [`Scan`] of `input`, 16 bytes (and the 16 pairs they start) at a time,
+/// the results gathered in the lanes and read once at the end: the dot
+/// test costs less here than a search of the written path (about 60
+/// instructions a line, callgrind), which is then skipped on most lines.
+fn scan(input: &[u8]) -> Scan {
+    let rare_byte = |b: u8| !(14..0x80).contains(&b) | (b == b'\\');
+    let Some(last) = input.len().checked_sub(17) else {
+        let rare = input.iter().any(|&b| rare_byte(b));
+        let dots = input
+            .windows(2)
+            .any(|w| w[0] == b'/' && matches!(w[1], b'.' | b'%'));
+        return Scan {
+            rare,
+            dots: rare | dots,
+        };
+    };
+    let (mut rare, mut dots) = (Lanes::zero(), Lanes::zero());
+    // Chunks at `j` and their pairs, the last ones from `last`
+    // (overlapping); the last byte starts no pair and is tested alone.
+    let mut j = 0;
+    loop {
+        let at = j.min(last);
+        let (Some(a), Some(b)) = (
+            input[at..].first_chunk::<16>(),
+            input[at + 1..].first_chunk::<16>(),
+        ) else {
+            break;
+        };
+        let (a, b) = (Lanes::load(a), Lanes::load(b));
+        rare = rare | !a.range(14, 0x7f) | a.eq(b'\\');
+        dots = dots | (a.eq(b'/') & (b.eq(b'.') | b.eq(b'%')));
+        if at == last {
+            break;
+        }
+        j += 16;
+    }
+    let rare = rare.bits() != 0 || input.last().is_some_and(|&b| rare_byte(b));
+    Scan {
+        rare,
+        dots: rare || dots.bits() != 0,
+    }
+}
+
 /// Appends the key of `input` to `out`.
 pub(super) fn write_key(
     input: &[u8],
@@ -378,17 +435,7 @@ pub(super) fn write_key(
     out: &mut Vec<u8>,
     s: &mut W3libScratch,
 ) -> Result<(), CompatError> {
-    // One test for the bytes that need the slower steps, absent from most
-    // URLs: non-ASCII (to validate as UTF-8), a tab, CR or LF to remove, a
-    // `\` to read as `/`. As a signed byte, non-ASCII is negative and the
-    // three controls are below 14: one compare covers them (and the other
-    // controls up to CR, which only cost the exact searches), 9 instead of
-    // 21 instructions per 16 bytes.
-    let rare = bytes::any(
-        input,
-        |v| !v.range(14, 0x7f) | v.eq(b'\\'),
-        |b| !(14..0x80).contains(&b) | (b == b'\\'),
-    );
+    let Scan { rare, dots } = scan(input);
     let input = if rare {
         core::str::from_utf8(input)
             .map_err(|e| CompatError::new(e.valid_up_to(), Reason::InvalidUtf8))?
@@ -402,14 +449,21 @@ pub(super) fn write_key(
         }
     };
     let mut clean = core::mem::take(&mut s.clean);
-    let r = key(input, rare, keep_fragments, out, s, &mut clean);
+    let r = key(
+        input,
+        Scan { rare, dots },
+        keep_fragments,
+        out,
+        s,
+        &mut clean,
+    );
     s.clean = clean;
     r
 }
 
 fn key(
     input: &str,
-    rare: bool,
+    Scan { rare, dots }: Scan,
     keep_fragments: bool,
     out: &mut Vec<u8>,
     s: &mut W3libScratch,
@@ -537,7 +591,99 @@ fn key(
         }
         Some(n)
     };
-    // The netloc, made safe.
+    // The netloc, made safe. Most are a lowercase host name, which is
+    // already what the key holds.
+    let plain_host = userinfo.is_none()
+        && port.is_none()
+        && seen & (SEEN_NON_ASCII | SEEN_OPEN | SEEN_PERCENT | SEEN_UPPER) == 0;
+    let netloc: &[u8] = if plain_host {
+        hostname.as_bytes()
+    } else {
+        let bufs = NetlocBufs {
+            netloc: &mut s.netloc,
+            host: &mut s.host,
+            text: &mut s.text,
+            text2: &mut s.text2,
+            chars: &mut s.chars,
+            idna: &mut s.idna,
+            tmp: &mut s.tmp,
+        };
+        safe_netloc(userinfo, hostname, port, seen, bufs).map_err(|r| err(rest_at, r))?;
+        &s.netloc
+    };
+
+    // The reference makes the path and query safe (percent-encodes what is
+    // not in `PATH_SAFEST` / `*_QUERY_SAFEST`) and then decodes and
+    // re-encodes both. Both passes are done as one here, on the raw parts:
+    // the first pass only adds `%HH` escapes, which the second decodes back
+    // to the raw byte, and its `%` is no hex digit, so it can neither form
+    // nor break an escape that the raw part has (see `write_path`).
+    // `urlunsplit`: scheme, then the authority (or an empty one), then the
+    // path, written in place and given its prefix once it is known (the
+    // path always starts with `/` after a netloc).
+    write_scheme(scheme, out);
+    if !netloc.is_empty() {
+        out.extend_from_slice(b"//");
+        out.extend_from_slice(netloc);
+    }
+    let path_at = out.len();
+    let params = uses_params(scheme);
+    let path_len = write_path(after.as_bytes(), params, dots, out, &mut s.tmp);
+    let path = &out[path_at..];
+    if netloc.is_empty()
+        && (path.starts_with(b"//")
+            || (!scheme.is_empty() && uses_netloc(scheme) && path[0] == b'/'))
+    {
+        out.splice(path_at..path_at, *b"//");
+    }
+    let (query, fragment) = split_query(&after[path_len..]);
+
+    if !query.is_empty() {
+        write_query(query.as_bytes(), out, &mut s.qdata, &mut s.fields);
+    }
+    if keep_fragments && !fragment.is_empty() {
+        out.push(b'#');
+        quote(fragment.as_bytes(), &PATH_SAFEST, out);
+    }
+    Ok(())
+}
+
+/// Appends `scheme:` (nothing for no scheme); `http` and `https`, the
+/// scheme of nearly every line, as constants (a copy without a call).
+fn write_scheme(scheme: &str, out: &mut Vec<u8>) {
+    match scheme {
+        "" => {}
+        "http" => out.extend_from_slice(b"http:"),
+        "https" => out.extend_from_slice(b"https:"),
+        _ => {
+            out.extend_from_slice(scheme.as_bytes());
+            out.push(b':');
+        }
+    }
+}
+
+/// The scratch buffers [`safe_netloc`] writes (borrowed apart from the
+/// ones the netloc may point into).
+struct NetlocBufs<'a> {
+    netloc: &'a mut Vec<u8>,
+    host: &'a mut String,
+    text: &'a mut String,
+    text2: &'a mut String,
+    chars: &'a mut Vec<(u32, u8)>,
+    idna: &'a mut unicode::IdnaScratch,
+    tmp: &'a mut Vec<u8>,
+}
+
+/// The netloc made safe, in `s.netloc`: the userinfo decoded and
+/// re-encoded, the host lowercased (IDNA-encoded when not ASCII, an IPv6
+/// address in its short form), the port as a number.
+fn safe_netloc(
+    userinfo: Option<&str>,
+    hostname: &str,
+    port: Option<u32>,
+    seen: u8,
+    s: NetlocBufs<'_>,
+) -> Result<(), Reason> {
     s.netloc.clear();
     if let Some(u) = userinfo {
         let (user, pass) = match u.split_once(':') {
@@ -545,13 +691,13 @@ fn key(
             None => (u, None),
         };
         s.tmp.clear();
-        unquote(user.as_bytes(), &mut s.tmp);
-        quote(&s.tmp, &USERINFO_SAFEST, &mut s.netloc);
+        unquote(user.as_bytes(), s.tmp);
+        quote(s.tmp, &USERINFO_SAFEST, s.netloc);
         if let Some(p) = pass {
             s.netloc.push(b':');
             s.tmp.clear();
-            unquote(p.as_bytes(), &mut s.tmp);
-            quote(&s.tmp, &USERINFO_SAFEST, &mut s.netloc);
+            unquote(p.as_bytes(), s.tmp);
+            quote(s.tmp, &USERINFO_SAFEST, s.netloc);
         }
         s.netloc.push(b'@');
     }
@@ -575,7 +721,7 @@ fn key(
             Some((h, z)) => (h, Some(z)),
             None => (hostname, None),
         };
-        unicode::lower(h, &mut s.host);
+        unicode::lower(h, s.host);
         if let Some(z) = zone {
             s.host.push('%');
             s.host.push_str(z);
@@ -585,7 +731,7 @@ fn key(
         // adds none), so the common host skips the search.
         if seen & (SEEN_COLON | SEEN_NON_ASCII) != 0 && s.host.as_bytes().contains(&b':') {
             if !s.host.is_ascii() {
-                return Err(err(rest_at, Reason::UnicodeEncodeError));
+                return Err(Reason::UnicodeEncodeError);
             }
             s.netloc.push(b'[');
             s.netloc.extend_from_slice(s.host.as_bytes());
@@ -601,9 +747,9 @@ fn key(
                     .filter(|c| !matches!(c, '@' | ':' | '#' | '?')),
             );
             s.text2.clear();
-            Ucd::V14.nfkc(&s.text, &mut s.text2, &mut s.chars);
+            Ucd::V14.nfkc(s.text, s.text2, s.chars);
             let mark = s.netloc.len();
-            if unicode::idna_encode(&s.text2, &mut s.netloc, &mut s.idna).is_err() {
+            if unicode::idna_encode(s.text2, s.netloc, s.idna).is_err() {
                 // The reference falls back to the hostname as it was.
                 s.netloc.truncate(mark);
                 s.netloc.extend_from_slice(s.host.as_bytes());
@@ -612,54 +758,18 @@ fn key(
     }
     if let Some(p) = port {
         s.netloc.push(b':');
-        let _ = std::io::Write::write_fmt(&mut s.netloc, format_args!("{p}"));
+        let _ = std::io::Write::write_fmt(s.netloc, format_args!("{p}"));
     }
     // The whole host part (port and any zone included) is lowercased.
     if !lowered {
-        lower_host_part(&mut s.netloc, host_at, &mut s.text);
+        lower_host_part(s.netloc, host_at, s.text);
     }
     if s.netloc.last() == Some(&b':') && s.netloc.len() > host_at {
         s.netloc.pop();
     }
     // Only a bracketed host, or one NFKC mapped (a fullwidth `［`), has a `[`.
     if seen & (SEEN_OPEN | SEEN_NON_ASCII) != 0 {
-        normalize_ipv6_host(&mut s.netloc, &mut s.tmp);
-    }
-
-    // The reference makes the path and query safe (percent-encodes what is
-    // not in `PATH_SAFEST` / `*_QUERY_SAFEST`) and then decodes and
-    // re-encodes both. Both passes are done as one here, on the raw parts:
-    // the first pass only adds `%HH` escapes, which the second decodes back
-    // to the raw byte, and its `%` is no hex digit, so it can neither form
-    // nor break an escape that the raw part has (see `write_path`).
-    // `urlunsplit`: scheme, then the authority (or an empty one), then the
-    // path, written in place and given its prefix once it is known (the
-    // path always starts with `/` after a netloc).
-    if !scheme.is_empty() {
-        out.extend_from_slice(scheme.as_bytes());
-        out.push(b':');
-    }
-    if !s.netloc.is_empty() {
-        out.extend_from_slice(b"//");
-        out.extend_from_slice(&s.netloc);
-    }
-    let path_at = out.len();
-    let path_len = write_path(after.as_bytes(), uses_params(scheme), out, &mut s.tmp);
-    let path = &out[path_at..];
-    if s.netloc.is_empty()
-        && (path.starts_with(b"//")
-            || (!scheme.is_empty() && uses_netloc(scheme) && path[0] == b'/'))
-    {
-        out.splice(path_at..path_at, *b"//");
-    }
-    let (query, fragment) = split_query(&after[path_len..]);
-
-    if !query.is_empty() {
-        write_query(query.as_bytes(), out, &mut s.qdata, &mut s.fields);
-    }
-    if keep_fragments && !fragment.is_empty() {
-        out.push(b'#');
-        quote(fragment.as_bytes(), &PATH_SAFEST, out);
+        normalize_ipv6_host(s.netloc, s.tmp);
     }
     Ok(())
 }
@@ -830,14 +940,21 @@ fn decoded(raw: &[u8]) -> impl Iterator<Item = u8> + '_ {
 /// `out`: decoded and re-encoded, dot segments resolved, then the
 /// `;params` of the last segment (with `params`) as the first pass made
 /// them safe. Returns the length of the raw path: it ends at the first `?`
-/// or `#`, which the re-encoding finds on its way.
+/// or `#`, which the re-encoding finds on its way. Without `dots` (see
+/// [`Scan`]) the path has no dot segment.
 ///
 /// `requote_path` of the raw path equals the reference's second pass over
 /// its first: a byte the first pass escapes is decoded back and escaped
 /// again unless it is path-safe (`[`, `]`, `|`), which is what the raw
 /// byte gets; `/` and `;` are never escaped, so segments and params are
 /// where they were.
-fn write_path(after: &[u8], params: bool, out: &mut Vec<u8>, tmp: &mut Vec<u8>) -> usize {
+fn write_path(
+    after: &[u8],
+    params: bool,
+    dots: bool,
+    out: &mut Vec<u8>,
+    tmp: &mut Vec<u8>,
+) -> usize {
     let at = out.len();
     let (len, semicolon) = requote_path(after, out);
     let path = &after[..len];
@@ -860,7 +977,7 @@ fn write_path(after: &[u8], params: bool, out: &mut Vec<u8>, tmp: &mut Vec<u8>) 
         // `/`, and w3lib's `path or "/"` does it otherwise.
         out.push(b'/');
     }
-    if out[at] == b'/' {
+    if dots && out[at] == b'/' {
         remove_dot_segments(out, at, tmp);
     }
     // Empty params (a trailing `;`) vanish: `urlunparse` tests `if params`.
