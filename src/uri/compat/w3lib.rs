@@ -6,6 +6,8 @@
 //! (percent-encoded with a per-part set), and only then is the query
 //! decoded, sorted and re-encoded and the path decoded and re-encoded.
 
+use core::cmp::Ordering;
+
 use super::bytes::{self, push_escape, quote, Set};
 use super::lanes::Lanes;
 use super::pyip::{self, PyIp};
@@ -895,12 +897,28 @@ fn write_field(
 
 /// The order of Python's sort of `(key, value)` byte tuples, on the
 /// decoded fields.
-fn cmp_fields(query: &[u8], a: &Field, b: &Field) -> core::cmp::Ordering {
+fn cmp_fields(query: &[u8], a: &Field, b: &Field) -> Ordering {
     let (ka, va, kb, vb) = (a.key(query), a.value(query), b.key(query), b.value(query));
     if a.plain && b.plain {
-        return (ka, va).cmp(&(kb, vb));
+        return cmp_bytes(ka, kb).then_with(|| cmp_bytes(va, vb));
     }
     cmp_decoded(ka, kb).then_with(|| cmp_decoded(va, vb))
+}
+
+/// The length of the common prefix of `a` and `b`.
+#[inline(always)]
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// `a.cmp(b)` in a loop: keys and values are a few bytes long and differ
+/// early, where `memcmp`'s call costs more than the comparison.
+fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let d = common_prefix(a, b);
+    match (a.get(d), b.get(d)) {
+        (Some(x), Some(y)) => x.cmp(y),
+        _ => a.len().cmp(&b.len()),
+    }
 }
 
 /// `unquote_plus(a).cmp(unquote_plus(b))`. Where the raw strings first
@@ -908,8 +926,8 @@ fn cmp_fields(query: &[u8], a: &Field, b: &Field) -> core::cmp::Ordering {
 /// escape or `+` is at `d` or an escape started just before it (its `%` at
 /// `d - 1` or `d - 2`): before `d` both decode alike. Only then are the
 /// two decoded byte by byte.
-fn cmp_decoded(a: &[u8], b: &[u8]) -> core::cmp::Ordering {
-    let d = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+fn cmp_decoded(a: &[u8], b: &[u8]) -> Ordering {
+    let d = common_prefix(a, b);
     let near = |s: &[u8]| {
         let (from, to) = (d.saturating_sub(2), (d + 1).min(s.len()));
         s[from..to].iter().any(|&c| c == b'%' || c == b'+')
@@ -917,7 +935,7 @@ fn cmp_decoded(a: &[u8], b: &[u8]) -> core::cmp::Ordering {
     if near(a) || near(b) {
         decoded(a).cmp(decoded(b))
     } else {
-        a[d..].cmp(&b[d..])
+        cmp_bytes(&a[d..], &b[d..])
     }
 }
 
