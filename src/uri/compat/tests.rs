@@ -111,6 +111,29 @@ fn w3lib_one_pass_cases() {
             Some("http://h/%C3%A9?%C3%A9=%C3%A9"),
         ),
         ("http://h/a\\b?c\\d", Some("http://h/a/b?c%5Cd=")),
+        // Escape runs copied whole (uppercase, kept) or not (lowercase, a
+        // decoded byte, a cut escape), and query fields sorted on their
+        // decoded bytes where the raw ones would sort otherwise.
+        (
+            "http://h/%D8%A7%d9%84%2F%3b%41%20x%D8",
+            Some("http://h/%D8%A7%D9%84%2F%3BA%20x%D8"),
+        ),
+        (
+            "http://h/%D8%A7%D9%8?q=%E4%B8%8D%2b%2B%20x%e4%b8&%61=%7E%7e",
+            Some("http://h/%D8%A7%D9%8?a=~~&q=%E4%B8%8D%2B%2B+x%E4%B8"),
+        ),
+        (
+            "http://h/x?b=%41&a=%2B&A=1&b=A&%2B=&+=1& =2",
+            Some("http://h/x?+=1&+=2&%2B=&A=1&a=%2B&b=A&b=A"),
+        ),
+        (
+            "http://h/x?k%3D=1&k=2&k%3d=0",
+            Some("http://h/x?k=2&k%3D=0&k%3D=1"),
+        ),
+        (
+            "http://h/x?a%2=1&a%20=2&a+=3&a%=4",
+            Some("http://h/x?a+=2&a+=3&a%25=4&a%252=1"),
+        ),
         (" \thttp://h/a\nb \r", Some("http://h/ab")),
         (
             "http://h/abcdefghijklmnopqrstuvwxyz0123456789/./x",

@@ -88,6 +88,14 @@ const fn not(set: &Set) -> Set {
 /// The bytes not in `UNRESERVED`.
 const RESERVED: Set = not(&UNRESERVED);
 
+/// The bytes whose escapes `quote_plus` writes again: the reserved ones
+/// but the space (a `+`).
+const QUERY_KEPT: Set = {
+    let mut t = RESERVED;
+    t[b' ' as usize] = false;
+    t
+};
+
 /// `RESERVED` on 16 bytes at once.
 #[inline(always)]
 fn reserved_lanes(v: Lanes) -> Lanes {
@@ -166,6 +174,25 @@ const HEX_VALUE: [u8; 256] = {
     }
     t
 };
+
+/// The length of the run of escapes at the start of `s` that are written
+/// back as they are: uppercase hex digits, of a byte in `kept` (the bytes
+/// that are escaped again). Such runs (`%D8%A7%D9%84`, UTF-8 text) are
+/// then copied whole, without decoding and re-encoding each escape.
+#[inline(always)]
+fn kept_escapes(s: &[u8], kept: &Set) -> usize {
+    let mut n = 0;
+    while let Some(&[b'%', h, l]) = s.get(n..n + 3) {
+        let (h, l) = (HEX_VALUE[h as usize], HEX_VALUE[l as usize]);
+        let upper =
+            HEX_UPPER.get(h as usize) == s.get(n + 1) && HEX_UPPER.get(l as usize) == s.get(n + 2);
+        if !upper || !kept[(h << 4 | l) as usize] {
+            break;
+        }
+        n += 3;
+    }
+    n
+}
 
 /// The two hex digits after the `%` at `s[i]`, as values, if both are hex
 /// digits (two lookups and one test, no branch per digit).
@@ -1023,6 +1050,12 @@ fn requote_plus(raw: &[u8], out: &mut Vec<u8>) {
         let Some(&b) = raw.get(i) else {
             return;
         };
+        let n = kept_escapes(&raw[i..], &QUERY_KEPT);
+        if n > 0 {
+            out.extend_from_slice(&raw[i..i + n]);
+            i += n;
+            continue;
+        }
         let (byte, len) = match escape_at(raw, i) {
             Some(d) => (d, 3),
             None => (b, 1),
@@ -1069,7 +1102,15 @@ fn requote_path(p: &[u8], out: &mut Vec<u8>) -> (usize, bool) {
         while let Some(&b) = p.get(i).filter(|&&b| PATH_STOP[b as usize]) {
             match b {
                 b'?' | b'#' => return (i, semicolon),
-                b'%' => i += requote_escape(p, i, out),
+                b'%' => {
+                    let n = kept_escapes(&p[i..], &PATH_KEPT);
+                    if n > 0 {
+                        out.extend_from_slice(&p[i..i + n]);
+                        i += n;
+                    } else {
+                        i += requote_escape(p, i, out);
+                    }
+                }
                 b';' => {
                     semicolon = true;
                     out.push(b';');
@@ -1092,6 +1133,8 @@ fn requote_path(p: &[u8], out: &mut Vec<u8>) -> (usize, bool) {
 /// The path bytes an escape is decoded to: the path-safe ones but `%`, `/`,
 /// `;` and `?`, whose escapes are kept.
 const PATH_DECODED: Set = set(b":[]@!$&'()*+,=|", b"");
+/// The bytes whose escapes the path keeps.
+const PATH_KEPT: Set = not(&PATH_DECODED);
 
 /// The `%` at `p[i]` as the path pass writes it: an escape decoded (or kept
 /// or re-escaped, with uppercase hex), or a literal `%`. Returns the bytes
