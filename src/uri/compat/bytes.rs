@@ -56,7 +56,9 @@ pub(super) fn any(data: &[u8], lanes: impl Fn(Lanes) -> Lanes, byte: impl Fn(u8)
 }
 
 /// The position of the first byte of `data` that passes the test, given as
-/// `lanes` on 16 bytes at a time and as `byte` on one (the two must agree).
+/// `lanes` on 16 bytes at a time and as `byte` on one. The two agree, or
+/// `lanes` passes a few more bytes, for a caller that checks the byte it
+/// gets (and then goes on past it).
 /// Whole chunks of 16 are tested, then the last 16 bytes of `data`
 /// (overlapping bytes already found clean) when there are that many; only
 /// data shorter than 16 bytes is tested byte by byte.

@@ -59,20 +59,18 @@ const PATH_STOP: Set = {
     t
 };
 
-/// `PATH_STOP` on 16 bytes at once: not printable ASCII, or one of
-/// `"#%;<>?\^`{}` (neighbours in ASCII tested as one range).
+/// `PATH_STOP` on 16 bytes at once, and a few plain bytes that are rare
+/// in paths (`$=]|`): neighbours in ASCII are tested as one range, 6 tests
+/// instead of 10. The path pass checks each byte it stops at in the table,
+/// and copies such a byte on with the run.
 #[inline(always)]
 fn path_stop_lanes(v: Lanes) -> Lanes {
     !v.range(0x21, 0x7e)
-        | v.range(b'"', b'#')
-        | v.eq(b'%')
-        | v.range(b';', b'<')
-        | v.range(b'>', b'?')
-        | v.eq(b'\\')
-        | v.eq(b'^')
+        | v.range(b'"', b'%')
+        | v.range(b';', b'?')
+        | v.range(b'\\', b'^')
         | v.eq(b'`')
-        | v.eq(b'{')
-        | v.eq(b'}')
+        | v.range(b'{', b'}')
 }
 
 const fn not(set: &Set) -> Set {
@@ -1093,7 +1091,9 @@ fn lower_host_part(netloc: &mut Vec<u8>, host_at: usize, text: &mut String) {
 /// be `?` or `#`.
 fn requote_path(p: &[u8], out: &mut Vec<u8>) -> (usize, bool) {
     let mut semicolon = false;
-    // Plain bytes (most of a path) are copied as one run.
+    // Plain bytes (most of a path) are copied as one run. A plain byte that
+    // `path_stop_lanes` also flags ends the run early: the loop below finds
+    // it is no stop and `copy_run` copies it on.
     let mut i = bytes::find(p, path_stop_lanes, |b| PATH_STOP[b as usize]).unwrap_or(p.len());
     out.extend_from_slice(&p[..i]);
     loop {
@@ -1246,11 +1246,10 @@ mod tests {
     fn predicates_agree_with_their_tables() {
         for b in 0..=255u8 {
             let v = Lanes::load(&[b; 16]);
-            assert_eq!(
-                path_stop_lanes(v).bits() != 0,
-                PATH_STOP[b as usize],
-                "{b:#x}"
-            );
+            // The lanes flag every stop, and no other byte but `$=]|`.
+            let flagged = path_stop_lanes(v).bits() != 0;
+            let want = PATH_STOP[b as usize] || b"$=]|".contains(&b);
+            assert_eq!(flagged, want, "{b:#x}");
             assert_eq!(
                 reserved_lanes(v).bits() != 0,
                 RESERVED[b as usize],
