@@ -130,6 +130,12 @@ fn w3lib_one_pass_cases() {
             "http://h/x?k%3D=1&k=2&k%3d=0",
             Some("http://h/x?k=2&k%3D=0&k%3D=1"),
         ),
+        // Plain bytes the 16-byte path test flags too (`$=]|`), around its
+        // chunk edges.
+        (
+            "http://h/aaaaaaaaaaaaaa=bbbbbbbbbbbbbbb$ccc]ddd|%41=eeeeeeeeeeeeeeeeeeeeee=%3d",
+            Some("http://h/aaaaaaaaaaaaaa=bbbbbbbbbbbbbbb$ccc]ddd|A=eeeeeeeeeeeeeeeeeeeeee=="),
+        ),
         (
             "http://h/x?a%2=1&a%20=2&a+=3&a%=4",
             Some("http://h/x?a+=2&a+=3&a%25=4&a%252=1"),
