@@ -169,6 +169,12 @@ fn w3lib_keep_fragments_tricky_cases() {
             Some("http://example.com/#%41%C3%A9"),
         ),
         ("http://example.com/?#", Some("http://example.com/")),
+        // The query ends at its first `#`, in plain and escaped fields.
+        ("http://h/?a=%41#f&b=1", Some("http://h/?a=A#f&b=1")),
+        ("http://h/?a%41=x=y#f=g&h", Some("http://h/?aA=x%3Dy#f=g&h")),
+        ("http://h/?b=1&a=2#", Some("http://h/?a=2&b=1")),
+        ("http://h/?#x", Some("http://h/#x")),
+        ("http://h/?z=%7e+#a#b", Some("http://h/?z=~+#a%23b")),
     ];
     check(Compat::W3libKeepFragments, W3LIB_KEEP_FRAGMENTS);
 }

@@ -240,19 +240,6 @@ fn unquote(s: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// `query` and `fragment` of what follows the path (empty, or from its
-/// `?` or `#`): the query ends at the first `#`.
-fn split_query(rest: &str) -> (&str, &str) {
-    if let Some(fragment) = rest.strip_prefix('#') {
-        return ("", fragment);
-    }
-    let query = rest.strip_prefix('?').unwrap_or_default();
-    match bytes::find(query.as_bytes(), |v| v.eq(b'#'), |b| b == b'#') {
-        Some(h) => (&query[..h], &query[h + 1..]),
-        None => (query, ""),
-    }
-}
-
 /// Bytes of a scheme after its first letter.
 const SCHEME_TAIL: Set = set(b"+", b"_~");
 
@@ -371,8 +358,8 @@ fn bracketed_netloc_ok(netloc: &str) -> bool {
 /// `_strip`: trims C0 controls and spaces at both ends, then drops every
 /// tab, CR and LF (only searched for when `rare`, see `key`). Returns the
 /// input unchanged when there is nothing to do.
-fn strip<'a>(input: &'a str, buf: &'a mut String, rare: bool) -> &'a str {
-    let t = trim_c0_space(input);
+fn strip<'a>(input: &'a str, lead: usize, buf: &'a mut String, rare: bool) -> &'a str {
+    let t = trim_c0_space(input, lead);
     let controls = |t: &str| {
         bytes::any(
             t.as_bytes(),
@@ -388,14 +375,18 @@ fn strip<'a>(input: &'a str, buf: &'a mut String, rare: bool) -> &'a str {
     buf
 }
 
-/// `input` without the C0 controls and spaces at its ends. They are ASCII,
-/// so the ends are trimmed byte by byte (no UTF-8 decoding), and the cuts
-/// fall on character boundaries.
-fn trim_c0_space(input: &str) -> &str {
+/// `input` without the C0 controls and spaces at its ends, the first
+/// `lead` bytes being such. They are ASCII, so the ends are trimmed byte by
+/// byte (no UTF-8 decoding), and the cuts fall on character boundaries.
+fn trim_c0_space(input: &str, lead: usize) -> &str {
     let b = input.as_bytes();
-    let start = b.iter().position(|&c| c > b' ').unwrap_or(b.len());
-    let end = b.iter().rposition(|&c| c > b' ').map_or(start, |i| i + 1);
-    input.get(start..end).unwrap_or_default()
+    let end = b.iter().rposition(|&c| c > b' ').map_or(lead, |i| i + 1);
+    input.get(lead..end).unwrap_or_default()
+}
+
+/// How many C0 controls and spaces `input` starts with.
+fn c0_space_lead(input: &str) -> usize {
+    input.bytes().position(|c| c > b' ').unwrap_or(input.len())
 }
 
 /// What one pass over the raw line tells (see [`scan`]).
@@ -497,15 +488,15 @@ fn key(
     clean: &mut String,
 ) -> Result<(), CompatError> {
     // Error offsets point into the input when nothing was removed inside it.
-    let lead = input.bytes().position(|c| c > b' ').unwrap_or(input.len());
-    let url = strip(input, clean, rare);
+    let lead = c0_space_lead(input);
+    let url = strip(input, lead, clean, rare);
     let err = |at: usize, reason: Reason| CompatError::new(lead + at, reason);
 
     // Scheme: a letter, then letters, digits, `+-.`, then `:`. Most are
     // lowercase already and are used in place; `http:` and `https:`, which
     // start nearly every line, are known by their bytes.
     let b = url.as_bytes();
-    let (n, lowercase) = if b.starts_with(b"http:") {
+    let (n, http) = if b.starts_with(b"http:") {
         (4, true)
     } else if b.starts_with(b"https:") {
         (5, true)
@@ -515,7 +506,7 @@ fn key(
     let has_scheme = n > 0 && b.get(n) == Some(&b':');
     let (scheme, rest, rest_at): (&str, &str, usize) = if has_scheme {
         let raw = &url[..n];
-        let scheme = if !lowercase && raw.bytes().any(|b| b.is_ascii_uppercase()) {
+        let scheme = if !http && raw.bytes().any(|b| b.is_ascii_uppercase()) {
             s.scheme.clear();
             s.scheme.push_str(raw);
             s.scheme.make_ascii_lowercase();
@@ -527,7 +518,8 @@ fn key(
     } else {
         ("", url, 0)
     };
-    let special = is_special(scheme);
+    // `http` and `https` are special and use params.
+    let special = http || is_special(scheme);
 
     // A special scheme reads `\` as `/` before the query and fragment.
     let rest: &str = if rare && special && rest.as_bytes().contains(&b'\\') {
@@ -648,13 +640,17 @@ fn key(
     // `urlunsplit`: scheme, then the authority (or an empty one), then the
     // path, written in place and given its prefix once it is known (the
     // path always starts with `/` after a netloc).
-    write_scheme(scheme, out);
+    if http {
+        out.extend_from_slice(if n == 4 { b"http:" } else { b"https:" });
+    } else {
+        write_scheme(scheme, out);
+    }
     if !netloc.is_empty() {
         out.extend_from_slice(b"//");
         out.extend_from_slice(netloc);
     }
     let path_at = out.len();
-    let params = uses_params(scheme);
+    let params = http || uses_params(scheme);
     let path_len = write_path(after.as_bytes(), params, dots, out, &mut s.tmp);
     let path = &out[path_at..];
     if netloc.is_empty()
@@ -663,29 +659,29 @@ fn key(
     {
         out.splice(path_at..path_at, *b"//");
     }
-    let (query, fragment) = split_query(&after[path_len..]);
-
-    if !query.is_empty() {
-        write_query(query.as_bytes(), out, &mut s.qdata, &mut s.fields);
-    }
+    // What follows the path is empty, or starts with its `?` or `#`; the
+    // query ends at the first `#`, which `write_query` finds on its way.
+    let rest = &after.as_bytes()[path_len..];
+    let fragment = match rest.split_first() {
+        Some((b'?', query)) => {
+            let len = write_query(query, out, &mut s.qdata, &mut s.fields);
+            query.get(len + 1..).unwrap_or_default()
+        }
+        Some((_, fragment)) => fragment,
+        None => b"",
+    };
     if keep_fragments && !fragment.is_empty() {
         out.push(b'#');
-        quote(fragment.as_bytes(), &PATH_SAFEST, out);
+        quote(fragment, &PATH_SAFEST, out);
     }
     Ok(())
 }
 
-/// Appends `scheme:` (nothing for no scheme); `http` and `https`, the
-/// scheme of nearly every line, as constants (a copy without a call).
+/// Appends `scheme:` (nothing for no scheme).
 fn write_scheme(scheme: &str, out: &mut Vec<u8>) {
-    match scheme {
-        "" => {}
-        "http" => out.extend_from_slice(b"http:"),
-        "https" => out.extend_from_slice(b"https:"),
-        _ => {
-            out.extend_from_slice(scheme.as_bytes());
-            out.push(b':');
-        }
+    if !scheme.is_empty() {
+        out.extend_from_slice(scheme.as_bytes());
+        out.push(b':');
     }
 }
 
@@ -833,38 +829,49 @@ impl Field {
 ///
 /// Decoding and re-encoding are one pass (`requote_plus`), and the sort
 /// compares the raw fields, decoded on the fly only where an escape or `+`
-/// could change the order: nothing is decoded into a buffer.
-fn write_query(query: &[u8], out: &mut Vec<u8>, enc: &mut Vec<u8>, fields: &mut Vec<Field>) {
+/// could change the order: nothing is decoded into a buffer. Returns the
+/// length of the query: up to its first `#`.
+fn write_query(
+    query: &[u8],
+    out: &mut Vec<u8>,
+    enc: &mut Vec<u8>,
+    fields: &mut Vec<Field>,
+) -> usize {
     enc.clear();
     fields.clear();
     // One search for the reserved bytes splits the fields (`&`), finds
-    // their first `=` and tells the plain ones (no other reserved byte):
-    // most bytes are unreserved, and the search stops about twice a field.
-    // Once a field is known not to be plain, its escapes are passed over.
+    // their first `=`, tells the plain ones (no other reserved byte) and
+    // finds the `#` that ends the query: most bytes are unreserved, and the
+    // search stops about twice a field. Once a field is known not to be
+    // plain, its escapes are passed over.
     let (mut start, mut eq, mut plain) = (0, None, true);
     let mut i = 0;
-    loop {
+    let len = loop {
         let rest = &query[i..];
         i += if plain {
             bytes::find(rest, reserved_lanes, |b| RESERVED[b as usize])
         } else if eq.is_none() {
             bytes::find(
                 rest,
-                |v| v.eq(b'&') | v.eq(b'='),
-                |b| b == b'&' || b == b'=',
+                |v| v.eq(b'&') | v.eq(b'=') | v.eq(b'#'),
+                |b| matches!(b, b'&' | b'=' | b'#'),
             )
         } else {
-            bytes::find(rest, |v| v.eq(b'&'), |b| b == b'&')
+            bytes::find(
+                rest,
+                |v| v.eq(b'&') | v.eq(b'#'),
+                |b| matches!(b, b'&' | b'#'),
+            )
         }
         .unwrap_or(rest.len());
         match query.get(i) {
-            None | Some(b'&') => {
+            None | Some(b'&' | b'#') => {
                 if i > start {
                     let field = (start, eq.unwrap_or(i), i);
                     fields.push(write_field(query, field, plain, enc));
                 }
-                if i == query.len() {
-                    break;
+                if query.get(i) != Some(&b'&') {
+                    break i;
                 }
                 (start, eq, plain) = (i + 1, None, true);
             }
@@ -872,20 +879,21 @@ fn write_query(query: &[u8], out: &mut Vec<u8>, enc: &mut Vec<u8>, fields: &mut 
             Some(_) => plain = false,
         }
         i += 1;
-    }
+    };
     if fields.len() < 2 {
         // `enc` holds the field (if any) and a `&`.
         if !fields.is_empty() {
             out.push(b'?');
             out.extend_from_slice(&enc[..enc.len() - 1]);
         }
-        return;
+        return len;
     }
     fields.sort_unstable_by(|a, b| cmp_fields(query, a, b));
     for (n, f) in fields.iter().enumerate() {
         out.push(if n == 0 { b'?' } else { b'&' });
         out.extend_from_slice(&enc[f.enc.0..f.enc.1]);
     }
+    len
 }
 
 /// Appends the field `(start, eq, end)` of `query` (its `=` at `eq`, or
