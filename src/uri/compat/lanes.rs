@@ -108,11 +108,12 @@ mod sse2 {
     }
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
 mod portable {
     //! The same operations on a plain array, one byte at a time.
 
-    /// Sixteen bytes, or sixteen test results (each lane 0xFF or 0).
+    /// Sixteen bytes, or sixteen test results (each lane 0xFF or 0; `|`,
+    /// `&` and `!` are meant for results).
     #[derive(Clone, Copy)]
     pub(in super::super) struct Lanes([u8; 16]);
 
@@ -176,26 +177,50 @@ mod portable {
 
 #[cfg(test)]
 mod tests {
+    use super::portable::Lanes as Portable;
     use super::Lanes;
+
+    /// Each chunk of 16 consecutive byte values, as bytes and as both lanes.
+    fn chunks() -> impl Iterator<Item = ([u8; 16], Lanes, Portable)> {
+        (0..=255u8).step_by(16).map(|start| {
+            let chunk: [u8; 16] = core::array::from_fn(|i| start + i as u8);
+            (chunk, Lanes::load(&chunk), Portable::load(&chunk))
+        })
+    }
 
     #[test]
     fn operations_match_their_byte_meaning() {
-        for start in (0..=255u8).step_by(16) {
-            let chunk: [u8; 16] = core::array::from_fn(|i| start + i as u8);
-            let v = Lanes::load(&chunk);
+        for (chunk, v, p) in chunks() {
             let want = |f: &dyn Fn(u8) -> bool| {
                 (0..16).fold(0u32, |m, i| m | (u32::from(f(chunk[i])) << i))
             };
-            assert_eq!(v.eq(b'%').bits(), want(&|b| b == b'%'));
-            assert_eq!(
-                v.range(0x21, 0x7e).bits(),
-                want(&|b| (0x21..=0x7e).contains(&b))
+            let both = |got: (u32, u32), f: &dyn Fn(u8) -> bool| {
+                assert_eq!(got.0, want(f), "{chunk:?}");
+                assert_eq!(got.1, want(f), "portable {chunk:?}");
+            };
+            both((v.eq(b'%').bits(), p.eq(b'%').bits()), &|b| b == b'%');
+            both(
+                (v.range(0x21, 0x7e).bits(), p.range(0x21, 0x7e).bits()),
+                &|b| (0x21..=0x7e).contains(&b),
             );
-            assert_eq!(v.range(0x80, 0xff).bits(), want(&|b| b >= 0x80));
-            assert_eq!(v.range(0, 13).bits(), want(&|b| b <= 13));
-            assert_eq!(
-                (!v.range(b'a', b'z') | v.eq(b'q') & v.eq(b'q')).bits(),
-                want(&|b| !b.is_ascii_lowercase() || b == b'q')
+            both(
+                (v.range(0x80, 0xff).bits(), p.range(0x80, 0xff).bits()),
+                &|b| b >= 0x80,
+            );
+            both((v.range(0, 13).bits(), p.range(0, 13).bits()), &|b| b <= 13);
+            both(
+                (
+                    (!v.range(b'a', b'z') | v.eq(b'q') & v.eq(b'q')).bits(),
+                    (!p.range(b'a', b'z') | p.eq(b'q') & p.eq(b'q')).bits(),
+                ),
+                &|b| !b.is_ascii_lowercase() || b == b'q',
+            );
+            both(
+                (
+                    (Lanes::zero() | v.eq(b'%')).bits(),
+                    (Portable::zero() | p.eq(b'%')).bits(),
+                ),
+                &|b| b == b'%',
             );
         }
     }
