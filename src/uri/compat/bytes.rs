@@ -88,34 +88,6 @@ pub(super) fn find(
     }
 }
 
-/// Copies the leading run of `data` that has no byte of `stop` (`lanes`
-/// is the same test on 16 bytes) to `out`; returns its length. Made for
-/// the runs between escapes, which are often short (a word between
-/// `%D8%A7` runs): their first 8 bytes are copied one by one, less than a
-/// 16-byte test and a `memcpy` call cost; a longer run goes on 16 bytes at
-/// a time.
-#[inline(always)]
-pub(super) fn copy_run(
-    data: &[u8],
-    stop: &Set,
-    lanes: impl Fn(Lanes) -> Lanes,
-    out: &mut Vec<u8>,
-) -> usize {
-    const SHORT: usize = 8;
-    for (n, &b) in data.iter().take(SHORT).enumerate() {
-        if stop[b as usize] {
-            return n;
-        }
-        out.push(b);
-    }
-    let Some(rest) = data.get(SHORT..) else {
-        return data.len();
-    };
-    let n = find(rest, lanes, |b| stop[b as usize]).unwrap_or(rest.len());
-    out.extend_from_slice(&rest[..n]);
-    SHORT + n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

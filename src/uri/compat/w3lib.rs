@@ -1038,43 +1038,39 @@ fn write_path(
     len
 }
 
-/// `quote_plus(unquote_plus(raw))` in one pass: unreserved runs copied
-/// whole, a space (raw, `+` or `%20`) as `+`, every other byte as `%HH`
-/// (a `%` that starts no escape is a literal one: `%25`).
+/// `quote_plus(unquote_plus(raw))` in one pass: unreserved bytes as they
+/// are, a space (raw, `+` or `%20`) as `+`, every other byte as `%HH` (a
+/// `%` that starts no escape is a literal one: `%25`). As in the path, the
+/// bytes written as they are (unreserved ones, `+`, escapes kept as they
+/// are) are copied in one piece, from `from`, when a byte that changes or
+/// the end is reached.
 fn requote_plus(raw: &[u8], out: &mut Vec<u8>) {
-    let mut i = 0;
-    loop {
-        // Escapes come in runs (`%D8%A7`): one right after another skips
-        // the search.
-        if raw.get(i).is_some_and(|&b| !RESERVED[b as usize]) {
-            let rest = &raw[i..];
-            let n =
-                bytes::find(rest, reserved_lanes, |b| RESERVED[b as usize]).unwrap_or(rest.len());
-            out.extend_from_slice(&rest[..n]);
-            i += n;
+    let mut from = 0;
+    let mut i = bytes::find(raw, reserved_lanes, |b| RESERVED[b as usize]).unwrap_or(raw.len());
+    while let Some(&b) = raw.get(i) {
+        match kept_escapes(&raw[i..], &QUERY_KEPT) {
+            0 if b == b'+' => i += 1,
+            0 => {
+                out.extend_from_slice(&raw[from..i]);
+                let (byte, len) = match escape_at(raw, i) {
+                    Some(d) => (d, 3),
+                    None => (b, 1),
+                };
+                i += len;
+                from = i;
+                if UNRESERVED[byte as usize] {
+                    out.push(byte);
+                } else if byte == b' ' {
+                    out.push(b'+');
+                } else {
+                    push_escape(byte, out);
+                }
+            }
+            n => i += n,
         }
-        let Some(&b) = raw.get(i) else {
-            return;
-        };
-        let n = kept_escapes(&raw[i..], &QUERY_KEPT);
-        if n > 0 {
-            out.extend_from_slice(&raw[i..i + n]);
-            i += n;
-            continue;
-        }
-        let (byte, len) = match escape_at(raw, i) {
-            Some(d) => (d, 3),
-            None => (b, 1),
-        };
-        i += len;
-        if UNRESERVED[byte as usize] {
-            out.push(byte);
-        } else if byte == b' ' || (b == b'+' && len == 1) {
-            out.push(b'+');
-        } else {
-            push_escape(byte, out);
-        }
+        i = skip_plain(raw, i, &RESERVED, reserved_lanes);
     }
+    out.extend_from_slice(&raw[from..i]);
 }
 
 /// Lowercases `netloc[host_at..]` the way `str.lower()` does.
@@ -1099,42 +1095,62 @@ fn lower_host_part(netloc: &mut Vec<u8>, host_at: usize, text: &mut String) {
 /// be `?` or `#`.
 fn requote_path(p: &[u8], out: &mut Vec<u8>) -> (usize, bool) {
     let mut semicolon = false;
-    // Plain bytes (most of a path) are copied as one run. A plain byte that
-    // `path_stop_lanes` also flags ends the run early: the loop below finds
-    // it is no stop and `copy_run` copies it on.
+    // The bytes written as they are (plain ones, `;`, escapes kept as they
+    // are) are copied in one piece, from `from`, when a byte that changes or
+    // the end is reached: one copy for most paths, and few for those full of
+    // escapes (`%D8%A7%D9%84-%D8...`).
+    let mut from = 0;
+    // Most of a path is plain: the first search goes 16 bytes at a time.
     let mut i = bytes::find(p, path_stop_lanes, |b| PATH_STOP[b as usize]).unwrap_or(p.len());
-    out.extend_from_slice(&p[..i]);
-    loop {
-        // Escapes come in runs (`%D8%A7%D9%84`): the bytes that stopped the
-        // run are taken one after another without a new search.
-        while let Some(&b) = p.get(i).filter(|&&b| PATH_STOP[b as usize]) {
-            match b {
-                b'?' | b'#' => return (i, semicolon),
-                b'%' => {
-                    let n = kept_escapes(&p[i..], &PATH_KEPT);
-                    if n > 0 {
-                        out.extend_from_slice(&p[i..i + n]);
-                        i += n;
-                    } else {
-                        i += requote_escape(p, i, out);
-                    }
+    while let Some(&b) = p.get(i) {
+        match b {
+            b'?' | b'#' => break,
+            b';' => {
+                semicolon = true;
+                i += 1;
+            }
+            b'%' => match kept_escapes(&p[i..], &PATH_KEPT) {
+                0 => {
+                    out.extend_from_slice(&p[from..i]);
+                    i += requote_escape(p, i, out);
+                    from = i;
                 }
-                b';' => {
-                    semicolon = true;
-                    out.push(b';');
-                    i += 1;
-                }
-                // Any other stop is neither plain nor `%`: not path-safe.
-                _ => {
-                    push_escape(b, out);
-                    i += 1;
-                }
+                n => i += n,
+            },
+            // A plain byte that `path_stop_lanes` flags too.
+            _ if !PATH_STOP[b as usize] => i += 1,
+            // Any other stop is neither plain nor `%`: not path-safe.
+            _ => {
+                out.extend_from_slice(&p[from..i]);
+                push_escape(b, out);
+                i += 1;
+                from = i;
             }
         }
-        if i == p.len() {
-            return (i, semicolon);
+        i = skip_plain(p, i, &PATH_STOP, path_stop_lanes);
+    }
+    out.extend_from_slice(&p[from..i]);
+    (i, semicolon)
+}
+
+/// The first position from `i` on of a byte of `data` in `stop` (`lanes`
+/// being the same test on 16 bytes, or a little more), or the end. The
+/// first bytes are tested one at a time: after an escape the plain run is
+/// often short (a word between escapes), shorter than a 16-byte test costs.
+#[inline(always)]
+fn skip_plain(data: &[u8], i: usize, stop: &Set, lanes: impl Fn(Lanes) -> Lanes) -> usize {
+    const SHORT: usize = 4;
+    let rest = data.get(i..).unwrap_or_default();
+    for (n, &b) in rest.iter().take(SHORT).enumerate() {
+        if stop[b as usize] {
+            return i + n;
         }
-        i += bytes::copy_run(&p[i..], &PATH_STOP, path_stop_lanes, out);
+    }
+    match rest.get(SHORT..) {
+        Some(tail) => {
+            i + SHORT + bytes::find(tail, lanes, |b| stop[b as usize]).unwrap_or(tail.len())
+        }
+        None => data.len(),
     }
 }
 
