@@ -24,12 +24,17 @@ pub(super) fn run_in(data: &[u8], set: &Set) -> usize {
         .unwrap_or(data.len() - i)
 }
 
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
+/// The uppercase hex digit of each value below 16.
+pub(super) const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 /// Appends `b` as `%HH` (uppercase hex, as both references write it).
 #[inline]
 pub(super) fn push_escape(b: u8, out: &mut Vec<u8>) {
-    out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+    out.extend_from_slice(&[
+        b'%',
+        HEX_UPPER[(b >> 4) as usize],
+        HEX_UPPER[(b & 15) as usize],
+    ]);
 }
 
 /// Percent-encodes what is not in `safe`. Most parts are entirely safe, so

@@ -8,7 +8,7 @@
 
 use core::cmp::Ordering;
 
-use super::bytes::{self, push_escape, quote, Set};
+use super::bytes::{self, push_escape, quote, Set, HEX_UPPER};
 use super::lanes::Lanes;
 use super::pyip::{self, PyIp};
 use super::unicode::{self, Ucd};
@@ -62,7 +62,7 @@ const PATH_STOP: Set = {
 /// `PATH_STOP` on 16 bytes at once, and a few plain bytes that are rare
 /// in paths (`$=]|`): neighbours in ASCII are tested as one range, 6 tests
 /// instead of 10. The path pass checks each byte it stops at in the table,
-/// and copies such a byte on with the run.
+/// and passes over such a byte.
 #[inline(always)]
 fn path_stop_lanes(v: Lanes) -> Lanes {
     !v.range(0x21, 0x7e)
@@ -153,9 +153,6 @@ fn netloc_bytes(r: &[u8], len: usize) -> u8 {
         .fold(0, |seen, &b| seen | NETLOC_CLASS[b as usize])
 }
 
-/// The uppercase hex digit of each value below 16.
-const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
-
 /// The value of each hex digit, 0xff for the other bytes.
 const HEX_VALUE: [u8; 256] = {
     let mut t = [0xff; 256];
@@ -176,7 +173,7 @@ const HEX_VALUE: [u8; 256] = {
 /// The length of the run of escapes at the start of `s` that are written
 /// back as they are: uppercase hex digits, of a byte in `kept` (the bytes
 /// that are escaped again). Such runs (`%D8%A7%D9%84`, UTF-8 text) are
-/// then copied whole, without decoding and re-encoding each escape.
+/// passed over like plain bytes, not decoded and re-encoded.
 #[inline(always)]
 fn kept_escapes(s: &[u8], kept: &Set) -> usize {
     let mut n = 0;
