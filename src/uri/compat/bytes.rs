@@ -1,6 +1,8 @@
 //! Byte-level helpers shared by the presets: byte sets as 256-entry
 //! tables, the search for the end of a run of bytes in a set, and `%HH`.
 
+use super::lanes::Lanes;
+
 /// A byte set as a 256-entry table.
 pub(super) type Set = [bool; 256];
 
@@ -22,12 +24,17 @@ pub(super) fn run_in(data: &[u8], set: &Set) -> usize {
         .unwrap_or(data.len() - i)
 }
 
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
+/// The uppercase hex digit of each value below 16.
+pub(super) const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 /// Appends `b` as `%HH` (uppercase hex, as both references write it).
 #[inline]
 pub(super) fn push_escape(b: u8, out: &mut Vec<u8>) {
-    out.extend_from_slice(&[b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+    out.extend_from_slice(&[
+        b'%',
+        HEX_UPPER[(b >> 4) as usize],
+        HEX_UPPER[(b & 15) as usize],
+    ]);
 }
 
 /// Percent-encodes what is not in `safe`. Most parts are entirely safe, so
@@ -45,73 +52,45 @@ pub(super) fn quote(data: &[u8], safe: &Set, out: &mut Vec<u8>) {
     }
 }
 
-/// Does any byte of the 16-byte `chunk` satisfy `pred`? Written as a
-/// branch-free fold over a fixed-size array so that the compiler tests all
-/// 16 bytes with a few SIMD compares (SSE2, always there on x86-64) instead
-/// of one branch per byte. Not inlined: inside a caller's loop the compiler
-/// splits the fold into 8-, 4- and 2-byte pieces, twice the instructions
-/// of this function's 10 to 20 and its call (callgrind).
-#[inline(never)]
-pub(super) fn chunk_any(chunk: &[u8; 16], pred: impl Fn(u8) -> bool) -> bool {
-    chunk.iter().fold(0u8, |acc, &b| acc | pred(b) as u8) != 0
-}
-
-/// Does any byte of `data` satisfy `pred`? Replaces `memchr` on the short
+/// Does any byte of `data` pass the test? Replaces `memchr` on the short
 /// strings of a URL: for a 100-byte line `memchr`'s call and dispatch cost
 /// about 60 instructions, as much as this whole test (callgrind).
 #[inline(always)]
-pub(super) fn any(data: &[u8], pred: impl Fn(u8) -> bool + Copy) -> bool {
-    find_by(data, pred, pred).is_some()
+pub(super) fn any(data: &[u8], lanes: impl Fn(Lanes) -> Lanes, byte: impl Fn(u8) -> bool) -> bool {
+    find(data, lanes, byte).is_some()
 }
 
-/// The position of the first byte of `data` that satisfies `pred`, a test
-/// cheap enough per byte (an equality or two).
+/// The position of the first byte of `data` that passes the test, given as
+/// `lanes` on 16 bytes at a time and as `byte` on one. The two agree, or
+/// `lanes` passes a few more bytes, for a caller that checks the byte it
+/// gets (and then goes on past it).
+/// Whole chunks of 16 are tested, then the last 16 bytes of `data`
+/// (overlapping bytes already found clean) when there are that many; only
+/// data shorter than 16 bytes is tested byte by byte.
 #[inline(always)]
-pub(super) fn find(data: &[u8], pred: impl Fn(u8) -> bool + Copy) -> Option<usize> {
-    find_by(data, pred, pred)
-}
-
-/// The position of the first byte of `data` in `set`; `pred` is the same
-/// test as compares, which vectorize where the table lookup does not (and
-/// the table is cheaper for the few bytes tested one at a time).
-#[inline(always)]
-pub(super) fn find_in(data: &[u8], pred: impl Fn(u8) -> bool + Copy, set: &Set) -> Option<usize> {
-    find_by(data, pred, |b| set[b as usize])
-}
-
-/// [`find`] with a chunk test `pred` and a byte test `byte_pred` that must
-/// agree. Chunks of 16 bytes are tested whole; the last bytes as the final
-/// 16 of `data` (overlapping bytes already found clean) when there are that
-/// many; only the chunk with the match is searched byte by byte.
-#[inline(always)]
-fn find_by(
+pub(super) fn find(
     data: &[u8],
-    pred: impl Fn(u8) -> bool + Copy,
-    byte_pred: impl Fn(u8) -> bool,
+    lanes: impl Fn(Lanes) -> Lanes,
+    byte: impl Fn(u8) -> bool,
 ) -> Option<usize> {
+    let first = |chunk: &[u8; 16]| {
+        let bits = lanes(Lanes::load(chunk)).bits();
+        (bits != 0).then_some(bits.trailing_zeros() as usize)
+    };
     let mut i = 0;
     while let Some(chunk) = data.get(i..).and_then(<[u8]>::first_chunk::<16>) {
-        if chunk_any(chunk, pred) {
-            return chunk.iter().position(|&b| byte_pred(b)).map(|n| i + n);
+        if let Some(n) = first(chunk) {
+            return Some(i + n);
         }
         i += 16;
     }
     if i == data.len() {
         return None;
     }
-    let from = match data.last_chunk::<16>() {
-        Some(last) => {
-            if !chunk_any(last, pred) {
-                return None;
-            }
-            data.len() - 16
-        }
-        None => i,
-    };
-    data[from..]
-        .iter()
-        .position(|&b| byte_pred(b))
-        .map(|n| from + n)
+    match data.last_chunk::<16>() {
+        Some(last) => first(last).map(|n| data.len() - 16 + n),
+        None => data.iter().position(|&b| byte(b)),
+    }
 }
 
 #[cfg(test)]
@@ -127,15 +106,16 @@ mod tests {
                     data[at] = b'?';
                 }
                 let want = (at < len).then_some(at);
-                assert_eq!(find(&data, |b| b == b'?'), want, "{len} {at}");
-                assert_eq!(any(&data, |b| b == b'?'), want.is_some());
-                let mut set = [false; 256];
-                set[b'?' as usize] = true;
-                assert_eq!(find_in(&data, |b| b == b'?', &set), want);
+                assert_eq!(
+                    find(&data, |v| v.eq(b'?'), |b| b == b'?'),
+                    want,
+                    "{len} {at}"
+                );
+                assert_eq!(any(&data, |v| v.eq(b'?'), |b| b == b'?'), want.is_some());
                 // A second match later never hides the first.
                 if at + 5 < len {
                     data[at + 5] = b'?';
-                    assert_eq!(find(&data, |b| b == b'?'), want);
+                    assert_eq!(find(&data, |v| v.eq(b'?'), |b| b == b'?'), want);
                 }
             }
         }

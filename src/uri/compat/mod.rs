@@ -45,6 +45,7 @@ use core::str::FromStr;
 
 mod bytes;
 mod ia;
+mod lanes;
 mod pyip;
 #[allow(clippy::all)]
 #[rustfmt::skip]
@@ -268,9 +269,8 @@ struct W3libScratch {
     chars: Vec<(u32, u8)>,
     idna: unicode::IdnaScratch,
     netloc: Vec<u8>,
-    fpath: Vec<u8>,
     qdata: Vec<u8>,
-    pairs: Vec<(usize, usize, usize, bool)>,
+    fields: Vec<w3lib::Field>,
     tmp: Vec<u8>,
 }
 

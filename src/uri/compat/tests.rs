@@ -111,6 +111,35 @@ fn w3lib_one_pass_cases() {
             Some("http://h/%C3%A9?%C3%A9=%C3%A9"),
         ),
         ("http://h/a\\b?c\\d", Some("http://h/a/b?c%5Cd=")),
+        // Escape runs copied whole (uppercase, kept) or not (lowercase, a
+        // decoded byte, a cut escape), and query fields sorted on their
+        // decoded bytes where the raw ones would sort otherwise.
+        (
+            "http://h/%D8%A7%d9%84%2F%3b%41%20x%D8",
+            Some("http://h/%D8%A7%D9%84%2F%3BA%20x%D8"),
+        ),
+        (
+            "http://h/%D8%A7%D9%8?q=%E4%B8%8D%2b%2B%20x%e4%b8&%61=%7E%7e",
+            Some("http://h/%D8%A7%D9%8?a=~~&q=%E4%B8%8D%2B%2B+x%E4%B8"),
+        ),
+        (
+            "http://h/x?b=%41&a=%2B&A=1&b=A&%2B=&+=1& =2",
+            Some("http://h/x?+=1&+=2&%2B=&A=1&a=%2B&b=A&b=A"),
+        ),
+        (
+            "http://h/x?k%3D=1&k=2&k%3d=0",
+            Some("http://h/x?k=2&k%3D=0&k%3D=1"),
+        ),
+        // Plain bytes the 16-byte path test flags too (`$=]|`), around its
+        // chunk edges.
+        (
+            "http://h/aaaaaaaaaaaaaa=bbbbbbbbbbbbbbb$ccc]ddd|%41=eeeeeeeeeeeeeeeeeeeeee=%3d",
+            Some("http://h/aaaaaaaaaaaaaa=bbbbbbbbbbbbbbb$ccc]ddd|A=eeeeeeeeeeeeeeeeeeeeee=="),
+        ),
+        (
+            "http://h/x?a%2=1&a%20=2&a+=3&a%=4",
+            Some("http://h/x?a+=2&a+=3&a%25=4&a%252=1"),
+        ),
         (" \thttp://h/a\nb \r", Some("http://h/ab")),
         (
             "http://h/abcdefghijklmnopqrstuvwxyz0123456789/./x",
@@ -140,6 +169,12 @@ fn w3lib_keep_fragments_tricky_cases() {
             Some("http://example.com/#%41%C3%A9"),
         ),
         ("http://example.com/?#", Some("http://example.com/")),
+        // The query ends at its first `#`, in plain and escaped fields.
+        ("http://h/?a=%41#f&b=1", Some("http://h/?a=A#f&b=1")),
+        ("http://h/?a%41=x=y#f=g&h", Some("http://h/?aA=x%3Dy#f=g&h")),
+        ("http://h/?b=1&a=2#", Some("http://h/?a=2&b=1")),
+        ("http://h/?#x", Some("http://h/#x")),
+        ("http://h/?z=%7e+#a#b", Some("http://h/?z=~+#a%23b")),
     ];
     check(Compat::W3libKeepFragments, W3LIB_KEEP_FRAGMENTS);
 }
