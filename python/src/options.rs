@@ -108,13 +108,17 @@ impl Keying {
 /// (read as on the command line); `None` keeps the default, a share of the
 /// machine's memory (or of the cgroup's limit).
 pub fn memory_limit(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    let not_a_size = || {
+        pyo3::exceptions::PyTypeError::new_err(
+            "memory_limit must be a number of bytes or a size such as '512M'",
+        )
+    };
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(None);
     };
+    // `True` is an int to Python; as a size it can only be a mistake.
     if obj.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(pyo3::exceptions::PyTypeError::new_err(
-            "memory_limit must be a number of bytes or a size such as '512M'",
-        ));
+        return Err(not_a_size());
     }
     if let Ok(bytes) = obj.extract::<u64>() {
         return Ok(Some(bytes));
@@ -127,7 +131,5 @@ pub fn memory_limit(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
     if obj.extract::<i64>().is_ok() {
         return Err(PyValueError::new_err("memory_limit cannot be negative"));
     }
-    Err(pyo3::exceptions::PyTypeError::new_err(
-        "memory_limit must be a number of bytes or a size such as '512M'",
-    ))
+    Err(not_a_size())
 }

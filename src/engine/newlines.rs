@@ -52,11 +52,18 @@ impl Iterator for Newlines<'_> {
 fn block_mask(block: &[u8]) -> u64 {
     match block.first_chunk::<BLOCK>() {
         Some(full) => full_mask(full),
-        None => block
-            .iter()
-            .enumerate()
-            .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i)),
+        None => portable_mask(block),
     }
+}
+
+/// [`block_mask`] a byte at a time: for the last, partial block (and for
+/// whole blocks on other CPUs).
+fn portable_mask(block: &[u8]) -> u64 {
+    block
+        .iter()
+        .take(BLOCK)
+        .enumerate()
+        .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i))
 }
 
 /// [`block_mask`] of a whole block: four 16-byte compares and move-masks
@@ -87,10 +94,7 @@ fn full_mask(block: &[u8; BLOCK]) -> u64 {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn full_mask(block: &[u8; BLOCK]) -> u64 {
-    block
-        .iter()
-        .enumerate()
-        .fold(0, |m, (i, &b)| m | (u64::from(b == b'\n') << i))
+    portable_mask(block)
 }
 
 #[cfg(test)]
@@ -121,5 +125,18 @@ mod tests {
         }
         let all = vec![b'\n'; 200];
         assert_eq!(Newlines::new(&all).count(), 200);
+    }
+
+    #[test]
+    fn newlines_block_masks_agree() {
+        // Every bit position, and bytes that differ from '\n' in one bit.
+        for i in 0..BLOCK {
+            let mut block = [b'a'; BLOCK];
+            block[i] = b'\n';
+            block[(i + 7) % BLOCK] = b'\n' ^ 0x80;
+            block[(i + 13) % BLOCK] = b'\n' ^ 0x01;
+            assert_eq!(full_mask(&block), portable_mask(&block), "{i}");
+            assert_eq!(full_mask(&block) & (1 << i), 1 << i);
+        }
     }
 }
