@@ -13,6 +13,7 @@ use super::lanes::Lanes;
 use super::pyip::{self, PyIp};
 use super::unicode::{self, Ucd};
 use super::{CompatError, Reason, W3libScratch};
+use crate::uri::pct;
 
 const fn set(extra: &[u8], minus: &[u8]) -> Set {
     let mut t = [false; 256];
@@ -153,18 +154,15 @@ fn netloc_bytes(r: &[u8], len: usize) -> u8 {
         .fold(0, |seen, &b| seen | NETLOC_CLASS[b as usize])
 }
 
-/// The value of each hex digit, 0xff for the other bytes.
+/// [`pct::hex_value`] of every byte, 0xff for the bytes that are not hex
+/// digits: one lookup per digit, no branch.
 const HEX_VALUE: [u8; 256] = {
     let mut t = [0xff; 256];
     let mut c = 0;
     while c < 256 {
-        let b = c as u8;
-        t[c] = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => 0xff,
-        };
+        if let Some(v) = pct::hex_value(c as u8) {
+            t[c] = v;
+        }
         c += 1;
     }
     t
@@ -417,25 +415,12 @@ fn scan(input: &[u8]) -> Scan {
         };
     };
     let (mut rare, mut dots) = (Lanes::zero(), Lanes::zero());
-    // Chunks at `j` and their pairs, the last ones from `last`
-    // (overlapping); the last byte starts no pair and is tested alone.
-    let mut j = 0;
-    loop {
-        let at = j.min(last);
-        let (Some(a), Some(b)) = (
-            input[at..].first_chunk::<16>(),
-            input[at + 1..].first_chunk::<16>(),
-        ) else {
-            break;
-        };
-        let (a, b) = (Lanes::load(a), Lanes::load(b));
+    // The last byte starts no pair and is tested alone.
+    any_pair_block(input, last, |a, b| {
         rare = rare | !a.range(14, 0x7f) | a.eq(b'\\');
         dots = dots | (a.eq(b'/') & (b.eq(b'.') | b.eq(b'%')));
-        if at == last {
-            break;
-        }
-        j += 16;
-    }
+        false
+    });
     let rare = rare.bits() != 0 || input.last().is_some_and(|&b| rare_byte(b));
     Scan {
         rare,
@@ -1216,17 +1201,26 @@ fn has_dot_segment(path: &[u8]) -> bool {
     let Some(last) = path.len().checked_sub(17) else {
         return path.windows(2).any(|w| w == b"/.");
     };
-    // The pairs starting at `j..j + 16`, then from `last` (overlapping).
+    any_pair_block(path, last, |a, b| (a.eq(b'/') & b.eq(b'.')).bits() != 0)
+}
+
+/// Calls `f` on the 16 bytes at `at` and the 16 one byte on, for `at` =
+/// 0, 16, 32, ... and last `last` = `s.len() - 17` (overlapping the block
+/// before), so that every byte pair of `s` starts in one of them; stops
+/// when `f` says so, and tells whether it did. (Written as a loop: an
+/// iterator chain here cost 6% more instructions over the ISCX list.)
+#[inline(always)]
+fn any_pair_block(s: &[u8], last: usize, mut f: impl FnMut(Lanes, Lanes) -> bool) -> bool {
     let mut j = 0;
     loop {
         let at = j.min(last);
         let (Some(a), Some(b)) = (
-            path[at..].first_chunk::<16>(),
-            path[at + 1..].first_chunk::<16>(),
+            s.get(at..).and_then(<[u8]>::first_chunk::<16>),
+            s.get(at + 1..).and_then(<[u8]>::first_chunk::<16>),
         ) else {
             return false;
         };
-        if (Lanes::load(a).eq(b'/') & Lanes::load(b).eq(b'.')).bits() != 0 {
+        if f(Lanes::load(a), Lanes::load(b)) {
             return true;
         }
         if at == last {
