@@ -194,7 +194,7 @@ pub fn dedup_file<'py>(
         .name("urikey-dedup".to_owned())
         .spawn(move || {
             let mut observer = observer;
-            let result = engine::run(&config, inputs, out_file.file(), &mut observer);
+            let result = engine::run(&config, inputs, &mut out_file, &mut observer);
             let _ = done_tx.send(Finished {
                 result,
                 output: out_file,

@@ -181,7 +181,7 @@ impl Sink {
     pub fn writer(&mut self) -> &mut (dyn Write + Send) {
         match self {
             Sink::Stdout(s) => s,
-            Sink::File { out, .. } => out.file(),
+            Sink::File { out, .. } => out,
         }
     }
 

@@ -18,12 +18,25 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A target that exists and is not a regular file (`/dev/null`, a named
 /// pipe, a terminal) is written in place: renaming over it would replace
 /// the device or pipe itself.
+///
+/// Writing through its [`Write`] implementation starts the disk write of
+/// the data every [`WRITE_BACK_BYTES`] as it goes, so that the flush that
+/// [`commit`](Self::commit) waits for is left with little to do.
 #[derive(Debug)]
 pub struct OutputFile {
     file: File,
     /// The temporary file and the final path, until committed.
     pending: Option<(PathBuf, PathBuf)>,
+    /// Bytes written through [`Write`] since the last write-back started.
+    unsent: u64,
 }
+
+/// How many bytes written to an [`OutputFile`] start a write-back of what
+/// is in the page cache. The commit waits until the data is on disk: left
+/// to the end, that wait took 0.23 s of a 1.9 s run writing 523 MB, with
+/// both cores idle; started as the output grows, the disk writes it while
+/// the run goes on.
+pub const WRITE_BACK_BYTES: u64 = 8 << 20;
 
 impl OutputFile {
     /// Opens the output for `target`.
@@ -46,6 +59,7 @@ impl OutputFile {
                 return Ok(Self {
                     file,
                     pending: None,
+                    unsent: 0,
                 });
             }
             _ => {}
@@ -63,6 +77,7 @@ impl OutputFile {
         Ok(Self {
             file,
             pending: Some((temp, target)),
+            unsent: 0,
         })
     }
 
@@ -105,6 +120,40 @@ impl OutputFile {
         result
     }
 }
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.unsent += n as u64;
+        // Only a file committed by renaming is flushed at the end; a
+        // device or pipe written in place is left alone.
+        if self.unsent >= WRITE_BACK_BYTES && self.pending.is_some() {
+            self.unsent = 0;
+            start_write_back(&self.file);
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// Asks the kernel to start writing the file's dirty pages to disk without
+/// waiting for them. Only a hint: an error changes nothing, as the commit's
+/// flush writes and checks everything.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn start_write_back(file: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `sync_file_range` reads no memory of ours; the descriptor is
+    // open for as long as `file` is borrowed. Offset 0 and length 0 cover
+    // the whole file; pages already being written are skipped.
+    let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_write_back(_: &File) {}
 
 impl Drop for OutputFile {
     fn drop(&mut self) {
@@ -174,6 +223,24 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn output_written_past_the_write_back_size_is_whole() {
+        let dir = scratch_dir("write-back");
+        let target = dir.join("out.txt");
+        let mut out = OutputFile::create(&target).unwrap();
+        let piece: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
+        let pieces = (WRITE_BACK_BYTES >> 20) * 2 + 1;
+        for _ in 0..pieces {
+            out.write_all(&piece).unwrap();
+        }
+        assert!(!target.exists(), "nothing under the target before commit");
+        out.commit().unwrap();
+        let written = fs::read(&target).unwrap();
+        assert_eq!(written.len() as u64, pieces << 20);
+        assert!(written.chunks(1 << 20).all(|c| c == piece.as_slice()));
+        fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
