@@ -307,11 +307,39 @@ fn set_header(bytes: &mut [u8], b: usize, h: u32) {
 }
 
 /// The slot of bucket `bucket` that holds `k`, if any.
+///
+/// The low 64 bits of all five slots are compared without a branch per
+/// slot, and only a slot whose low bits match is checked in full: where a
+/// match lies is random, so a loop that stopped at it mispredicted about
+/// once per lookup.
 #[inline]
 fn slot_of(bucket: &[u8; BUCKET], k: Kept) -> Option<usize> {
     let h = header(bucket);
-    let taken = (h & COUNT_MASK) as usize;
-    (0..taken.min(SLOTS)).find(|&j| kept_at(bucket, h, j) == k)
+    let taken = (h & COUNT_MASK).min(SLOTS as u32);
+    let mut hits = 0u32;
+    for j in 0..SLOTS {
+        hits |= u32::from(lo_at(bucket, j) == k.lo) << j;
+    }
+    hits &= (1 << taken) - 1;
+    // Almost always no candidate or one.
+    while hits != 0 {
+        let j = hits.trailing_zeros() as usize;
+        if kept_at(bucket, h, j) == k {
+            return Some(j);
+        }
+        hits &= hits - 1;
+    }
+    None
+}
+
+/// Bits 0..64 of the fingerprint in slot `j` of `bucket`.
+#[inline(always)]
+fn lo_at(bucket: &[u8; BUCKET], j: usize) -> u64 {
+    let o = HEADER + j * SLOT;
+    bucket
+        .get(o..)
+        .and_then(<[u8]>::first_chunk::<8>)
+        .map_or(0, |b| u64::from_le_bytes(*b))
 }
 
 /// The fingerprint bits kept in slot `j` of `bucket`, whose header is `h`.
