@@ -236,7 +236,11 @@ impl Slots {
     }
 }
 
-/// Asks the CPU to start loading bucket `b` of `bytes` into cache. A plain
+/// Asks the CPU to start loading bucket `b` of `bytes` and the one after it
+/// into cache (a lookup goes on to the next bucket when the home bucket
+/// overflowed, as many do near the maximum load: with the second prefetch,
+/// phase 2 of a 1 GiB run was faster in each of 8 alternating pairs of
+/// runs, by 7% to 27%). A plain
 /// load cannot stand in for this: its value must be kept somewhere, and
 /// the instruction that keeps it waits for the miss (perf showed 70 % of
 /// `insert_batch` stalled on such a load).
@@ -250,6 +254,7 @@ fn prefetch_bucket(bytes: &[u8], b: usize) {
     unsafe {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(BUCKET).cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
