@@ -75,6 +75,7 @@
 
 mod batch;
 mod chunk;
+mod direct;
 mod error;
 pub mod fpset;
 mod input;

@@ -1,10 +1,12 @@
 //! An output file that appears whole or not at all ([`OutputFile`]).
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::direct::{self, DirectWriter, BLOCK, DIRECT_FROM};
 
 /// An output file that appears whole or not at all.
 ///
@@ -20,8 +22,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// the device or pipe itself.
 ///
 /// Writing through its [`Write`] implementation starts the disk write of
-/// the data every [`WRITE_BACK_BYTES`] as it goes, so that the flush that
-/// [`commit`](Self::commit) waits for is left with little to do.
+/// the data every 8 MiB as it goes, so that the flush that
+/// [`commit`](Self::commit) waits for is left with little to do. Past
+/// 64 MiB, the rest of a large output is written around the page cache
+/// where the file system allows it (`O_DIRECT`, Linux): it is then not
+/// cached after the run.
 #[derive(Debug)]
 pub struct OutputFile {
     file: File,
@@ -29,6 +34,12 @@ pub struct OutputFile {
     pending: Option<(PathBuf, PathBuf)>,
     /// Bytes written through [`Write`] since the last write-back started.
     unsent: u64,
+    /// Bytes written through [`Write`] so far.
+    written: u64,
+    /// Writes past `DIRECT_FROM`, while the file system takes them.
+    direct: Option<DirectWriter>,
+    /// Direct writing was tried (it is tried once).
+    direct_tried: bool,
 }
 
 /// How many bytes written to an [`OutputFile`] start a write-back of what
@@ -56,11 +67,7 @@ impl OutputFile {
             }
             Ok(m) if !m.is_file() => {
                 let file = OpenOptions::new().write(true).open(&target)?;
-                return Ok(Self {
-                    file,
-                    pending: None,
-                    unsent: 0,
-                });
+                return Ok(Self::new(file, None));
             }
             _ => {}
         }
@@ -74,16 +81,18 @@ impl OutputFile {
             // Keep the mode of the file we replace.
             file.set_permissions(permissions)?;
         }
-        Ok(Self {
-            file,
-            pending: Some((temp, target)),
-            unsent: 0,
-        })
+        Ok(Self::new(file, Some((temp, target))))
     }
 
-    /// The file to write to.
-    pub fn file(&mut self) -> &mut File {
-        &mut self.file
+    fn new(file: File, pending: Option<(PathBuf, PathBuf)>) -> Self {
+        Self {
+            file,
+            pending,
+            unsent: 0,
+            written: 0,
+            direct: None,
+            direct_tried: false,
+        }
     }
 
     /// The temporary file, while it exists (for a signal handler that
@@ -92,7 +101,8 @@ impl OutputFile {
         self.pending.as_ref().map(|(temp, _)| temp.as_path())
     }
 
-    /// A second handle on the same file, for a separate buffered writer.
+    /// A second handle on the same file, for a separate buffered writer
+    /// (which then writes all of the output: the two do not mix).
     ///
     /// # Errors
     /// The operating system's.
@@ -106,7 +116,12 @@ impl OutputFile {
     /// The flush or the rename failed; the temporary file is removed and
     /// the target is left as it was.
     pub fn commit(mut self) -> io::Result<()> {
-        self.file.flush()?;
+        self.flush()?;
+        if let Some(mut d) = self.direct.take() {
+            // The last partial block, through the page cache.
+            let (at, tail) = d.take_staged();
+            direct::write_all_at(&self.file, &tail, at)?;
+        }
         let Some((temp, target)) = self.pending.take() else {
             return Ok(());
         };
@@ -121,9 +136,19 @@ impl OutputFile {
     }
 }
 
-impl Write for OutputFile {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl OutputFile {
+    /// Writes `buf` through the page cache; a write that crosses
+    /// `DIRECT_FROM` stops at a block boundary, where direct writing may
+    /// start.
+    fn write_buffered(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let buf = if self.written < DIRECT_FROM && !self.direct_tried {
+            let to_block = (DIRECT_FROM - self.written) as usize;
+            buf.get(..to_block).unwrap_or(buf)
+        } else {
+            buf
+        };
         let n = self.file.write(buf)?;
+        self.written += n as u64;
         self.unsent += n as u64;
         // Only a file committed by renaming is flushed at the end; a
         // device or pipe written in place is left alone.
@@ -134,7 +159,60 @@ impl Write for OutputFile {
         Ok(n)
     }
 
+    /// Starts direct writing once the output has reached `DIRECT_FROM`.
+    fn try_direct(&mut self) {
+        self.direct_tried = true;
+        let Some((temp, _)) = &self.pending else {
+            return;
+        };
+        debug_assert_eq!(self.written % BLOCK as u64, 0);
+        self.direct = DirectWriter::open(temp, self.written);
+    }
+
+    /// Direct writing is refused here: the staged bytes and everything
+    /// after them go through the page cache.
+    fn leave_direct(&mut self) -> io::Result<()> {
+        if let Some(mut d) = self.direct.take() {
+            let (at, staged) = d.take_staged();
+            direct::write_all_at(&self.file, &staged, at)?;
+            self.file.seek(SeekFrom::Start(at + staged.len() as u64))?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for OutputFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.written >= DIRECT_FROM && !self.direct_tried {
+            self.try_direct();
+        }
+        let Some(d) = &mut self.direct else {
+            return self.write_buffered(buf);
+        };
+        match d.write(buf) {
+            Ok(n) => {
+                self.written += n as u64;
+                Ok(n)
+            }
+            // The file system takes no direct write (nothing of `buf` was
+            // taken).
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+                self.leave_direct()?;
+                self.write_buffered(buf)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes what the page cache holds and the staged whole blocks; less
+    /// than one block may stay staged until [`commit`](Self::commit).
     fn flush(&mut self) -> io::Result<()> {
+        if let Some(d) = &mut self.direct {
+            match d.write_blocks() {
+                Err(e) if e.kind() == io::ErrorKind::Unsupported => self.leave_direct()?,
+                r => r?,
+            }
+        }
         self.file.flush()
     }
 }
@@ -243,17 +321,76 @@ mod tests {
         fs::remove_dir_all(dir).unwrap();
     }
 
+    /// Pieces of 1 MiB and 13 bytes, numbered, up to `total` bytes.
+    fn pieces(total: usize) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut n = 0usize;
+        while n < total {
+            let len = ((1 << 20) + 13).min(total - n);
+            out.push((0..len).map(|i| ((n + i) % 253) as u8).collect());
+            n += len;
+        }
+        out
+    }
+
+    #[test]
+    fn a_large_output_written_around_the_page_cache_is_whole() {
+        let dir = scratch_dir("direct");
+        let target = dir.join("out.txt");
+        let mut out = OutputFile::create(&target).unwrap();
+        let total = DIRECT_FROM as usize + (9 << 20) + 777;
+        let pieces = pieces(total);
+        for (k, p) in pieces.iter().enumerate() {
+            out.write_all(p).unwrap();
+            if k == 70 {
+                // A flush in the middle leaves the block grid intact.
+                out.flush().unwrap();
+            }
+        }
+        let direct_ok = DirectWriter::open(out.temp_path().unwrap(), 0).is_some();
+        assert_eq!(
+            out.direct.is_some(),
+            direct_ok,
+            "direct writing where it is available"
+        );
+        out.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), pieces.concat());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_refused_direct_write_goes_through_the_page_cache() {
+        let dir = scratch_dir("refused");
+        let target = dir.join("out.txt");
+        let mut out = OutputFile::create(&target).unwrap();
+        let total = DIRECT_FROM as usize + (6 << 20) + 5;
+        let pieces = pieces(total);
+        let mut refused = false;
+        for p in &pieces {
+            out.write_all(p).unwrap();
+            if let (Some(d), false) = (&mut out.direct, refused) {
+                // From here on the kernel refuses the direct writes.
+                d.misalign();
+                refused = true;
+            }
+        }
+        assert!(out.direct.is_none(), "direct writing stopped when refused");
+        out.commit().unwrap();
+        assert_eq!(fs::read(&target).unwrap(), pieces.concat());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
     #[test]
     fn output_appears_only_when_committed() {
         let dir = scratch_dir("commit");
         let target = dir.join("out.txt");
         let mut out = OutputFile::create(&target).unwrap();
-        out.file().write_all(b"x\n").unwrap();
+        out.write_all(b"x\n").unwrap();
         assert!(!target.exists());
         out.commit().unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"x\n");
         let mut dropped = OutputFile::create(&target).unwrap();
-        dropped.file().write_all(b"partial").unwrap();
+        dropped.write_all(b"partial").unwrap();
         drop(dropped);
         assert_eq!(fs::read(&target).unwrap(), b"x\n");
         assert_eq!(
@@ -279,7 +416,7 @@ mod tests {
         let link = dir.join("link.txt");
         symlink("kept.txt", &link).unwrap();
         let mut out = OutputFile::create(&link).unwrap();
-        out.file().write_all(b"new").unwrap();
+        out.write_all(b"new").unwrap();
         out.commit().unwrap();
         assert!(fs::symlink_metadata(&link)
             .unwrap()
