@@ -47,7 +47,7 @@ pub struct OutputFile {
 /// to the end, that wait took 0.23 s of a 1.9 s run writing 523 MB, with
 /// both cores idle; started as the output grows, the disk writes it while
 /// the run goes on.
-pub const WRITE_BACK_BYTES: u64 = 8 << 20;
+const WRITE_BACK_BYTES: u64 = 8 << 20;
 
 impl OutputFile {
     /// Opens the output for `target`.
