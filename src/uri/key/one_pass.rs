@@ -445,12 +445,12 @@ impl OnePassWriter {
 fn scheme_of(head: u64) -> Option<(&'static WordScheme, bool)> {
     // Names and default ports come from the one scheme table.
     const SCHEMES: [WordScheme; 6] = [
-        WordScheme::of(scheme::HTTP.name, Some(scheme::HTTP)),
-        WordScheme::of(scheme::HTTPS.name, Some(scheme::HTTPS)),
-        WordScheme::of("file", None),
-        WordScheme::of(scheme::FTP.name, Some(scheme::FTP)),
-        WordScheme::of(scheme::WS.name, Some(scheme::WS)),
-        WordScheme::of(scheme::WSS.name, Some(scheme::WSS)),
+        WordScheme::of(scheme::HTTP),
+        WordScheme::of(scheme::HTTPS),
+        WordScheme::without_rules("file"),
+        WordScheme::of(scheme::FTP),
+        WordScheme::of(scheme::WS),
+        WordScheme::of(scheme::WSS),
     ];
     SCHEMES
         .iter()
@@ -473,14 +473,20 @@ struct WordScheme {
 }
 
 impl WordScheme {
-    /// The pattern of `name` (at most five letters), with what the scheme
-    /// table says about it (`None`: not in the table).
-    const fn of(name: &'static str, info: Option<scheme::SchemeInfo>) -> Self {
+    /// The pattern of a scheme of the scheme table.
+    const fn of(info: scheme::SchemeInfo) -> Self {
+        Self::new(info.name, info.default_port, info.empty_path_is_slash)
+    }
+
+    /// The pattern of a scheme the scheme table does not have: no scheme
+    /// rule applies to it.
+    const fn without_rules(name: &'static str) -> Self {
+        Self::new(name, None, false)
+    }
+
+    /// The pattern of `name` (at most five letters).
+    const fn new(name: &'static str, port: Option<u16>, empty_path_is_slash: bool) -> Self {
         let name = name.as_bytes();
-        let (port, empty_path_is_slash) = match info {
-            Some(i) => (i.default_port, i.empty_path_is_slash),
-            None => (None, false),
-        };
         let mut word = [0u8; 8];
         let mut i = 0;
         while i < name.len() {
