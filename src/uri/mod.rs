@@ -16,6 +16,7 @@ mod components;
 mod error;
 pub mod host;
 pub mod key;
+pub(crate) mod lanes;
 pub mod lenient;
 mod meta;
 pub mod normalize;

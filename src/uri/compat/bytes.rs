@@ -1,7 +1,7 @@
 //! Byte-level helpers shared by the presets: byte sets as 256-entry
 //! tables, the search for the end of a run of bytes in a set, and `%HH`.
 
-use super::lanes::Lanes;
+use crate::uri::lanes::Lanes;
 
 /// A byte set as a 256-entry table.
 pub(super) type Set = [bool; 256];

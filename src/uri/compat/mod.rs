@@ -45,7 +45,6 @@ use core::str::FromStr;
 
 mod bytes;
 mod ia;
-mod lanes;
 mod pyip;
 #[allow(clippy::all)]
 #[rustfmt::skip]

@@ -9,10 +9,10 @@
 use core::cmp::Ordering;
 
 use super::bytes::{self, push_escape, quote, Set, HEX_UPPER};
-use super::lanes::Lanes;
 use super::pyip::{self, PyIp};
 use super::unicode::{self, Ucd};
 use super::{CompatError, Reason, W3libScratch};
+use crate::uri::lanes::Lanes;
 use crate::uri::pct;
 
 const fn set(extra: &[u8], minus: &[u8]) -> Set {

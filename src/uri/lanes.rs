@@ -1,4 +1,5 @@
-//! Sixteen bytes tested at once, for the byte searches of `bytes.rs`.
+//! Sixteen bytes tested at once, for the byte searches of the compatibility
+//! presets (`compat/bytes.rs`) and the engine's newline scan.
 //!
 //! A test is written once as compares on a [`Lanes`] value (`eq`, `range`,
 //! `|`, `&`, `!`), and [`Lanes::bits`] gives one bit per byte, so that the
@@ -12,10 +13,10 @@
 //! for again byte by byte.
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-pub(super) use sse2::Lanes;
+pub(crate) use sse2::Lanes;
 
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-pub(super) use portable::Lanes;
+pub(crate) use portable::Lanes;
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[allow(unsafe_code)]
@@ -34,26 +35,26 @@ mod sse2 {
 
     /// Sixteen bytes, or sixteen test results (each lane all ones or zero).
     #[derive(Clone, Copy)]
-    pub(in super::super) struct Lanes(__m128i);
+    pub(crate) struct Lanes(__m128i);
 
     impl Lanes {
         /// The 16 bytes of `chunk`.
         #[inline(always)]
-        pub(in super::super) fn load(chunk: &[u8; 16]) -> Self {
+        pub(crate) fn load(chunk: &[u8; 16]) -> Self {
             // SAFETY: see the module comment.
             Lanes(unsafe { _mm_loadu_si128(chunk.as_ptr().cast()) })
         }
 
         /// All lanes false.
         #[inline(always)]
-        pub(in super::super) fn zero() -> Self {
+        pub(crate) fn zero() -> Self {
             // SAFETY: see the module comment.
             Lanes(unsafe { _mm_setzero_si128() })
         }
 
         /// Is the byte `b`?
         #[inline(always)]
-        pub(in super::super) fn eq(self, b: u8) -> Self {
+        pub(crate) fn eq(self, b: u8) -> Self {
             // SAFETY: see the module comment.
             Lanes(unsafe { _mm_cmpeq_epi8(self.0, _mm_set1_epi8(b as i8)) })
         }
@@ -61,7 +62,7 @@ mod sse2 {
         /// Is the byte in `lo..=hi` (unsigned)? The byte minus `lo` is at
         /// most `hi - lo` exactly when the smaller of the two is itself.
         #[inline(always)]
-        pub(in super::super) fn range(self, lo: u8, hi: u8) -> Self {
+        pub(crate) fn range(self, lo: u8, hi: u8) -> Self {
             // SAFETY: see the module comment.
             unsafe {
                 let x = _mm_sub_epi8(self.0, _mm_set1_epi8(lo as i8));
@@ -74,7 +75,7 @@ mod sse2 {
 
         /// Bit `i` set when lane `i` is true.
         #[inline(always)]
-        pub(in super::super) fn bits(self) -> u32 {
+        pub(crate) fn bits(self) -> u32 {
             // SAFETY: see the module comment.
             unsafe { _mm_movemask_epi8(self.0) as u32 }
         }
@@ -115,7 +116,7 @@ mod portable {
     /// Sixteen bytes, or sixteen test results (each lane 0xFF or 0; `|`,
     /// `&` and `!` are meant for results).
     #[derive(Clone, Copy)]
-    pub(in super::super) struct Lanes([u8; 16]);
+    pub(crate) struct Lanes([u8; 16]);
 
     fn lanes(f: impl Fn(usize) -> bool) -> Lanes {
         Lanes(core::array::from_fn(|i| if f(i) { 0xff } else { 0 }))
@@ -124,31 +125,31 @@ mod portable {
     impl Lanes {
         /// The 16 bytes of `chunk`.
         #[inline(always)]
-        pub(in super::super) fn load(chunk: &[u8; 16]) -> Self {
+        pub(crate) fn load(chunk: &[u8; 16]) -> Self {
             Lanes(*chunk)
         }
 
         /// All lanes false.
         #[inline(always)]
-        pub(in super::super) fn zero() -> Self {
+        pub(crate) fn zero() -> Self {
             Lanes([0; 16])
         }
 
         /// Is the byte `b`?
         #[inline(always)]
-        pub(in super::super) fn eq(self, b: u8) -> Self {
+        pub(crate) fn eq(self, b: u8) -> Self {
             lanes(|i| self.0[i] == b)
         }
 
         /// Is the byte in `lo..=hi` (unsigned)?
         #[inline(always)]
-        pub(in super::super) fn range(self, lo: u8, hi: u8) -> Self {
+        pub(crate) fn range(self, lo: u8, hi: u8) -> Self {
             lanes(|i| (lo..=hi).contains(&self.0[i]))
         }
 
         /// Bit `i` set when lane `i` is true.
         #[inline(always)]
-        pub(in super::super) fn bits(self) -> u32 {
+        pub(crate) fn bits(self) -> u32 {
             (0..16).fold(0, |m, i| m | (u32::from(self.0[i] >> 7) << i))
         }
     }
