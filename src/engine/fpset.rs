@@ -521,11 +521,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             if let Some(ahead) = items.get(k + AHEAD) {
                 prefetch_bucket(bytes, home(fp_of(ahead) as u64, len));
             }
-            let found = match probe(bytes, len, Kept::of(fp_of(item))) {
-                Probe::Found { b, j } => Some(self.id_at(b, j)),
-                Probe::Absent { .. } => None,
-            };
-            each(item, found)?;
+            each(item, self.find(fp_of(item)))?;
         }
         Ok(())
     }

@@ -199,11 +199,7 @@ impl SeenSet {
         let Some(limit) = self.limit else {
             return Ok(());
         };
-        let mut per_shard = [0usize; SHARDS];
-        for fp in fps.clone() {
-            per_shard[shard_of(fp)] += 1;
-        }
-        if self.bytes_after(&per_shard) <= limit {
+        if self.bytes_after(&per_shard(fps.clone())) <= limit {
             return Ok(());
         }
         let mut new: Vec<u128> = fps
@@ -211,11 +207,7 @@ impl SeenSet {
             .collect();
         new.sort_unstable();
         new.dedup();
-        per_shard = [0; SHARDS];
-        for &fp in &new {
-            per_shard[shard_of(fp)] += 1;
-        }
-        let needed = self.bytes_after(&per_shard);
+        let needed = self.bytes_after(&per_shard(new.into_iter()));
         if needed <= limit {
             Ok(())
         } else {
@@ -223,7 +215,8 @@ impl SeenSet {
         }
     }
 
-    /// Bytes the set would hold after `more[s]` new fingerprints in shard `s`.
+    /// Bytes the set would hold after `more[s]` new fingerprints in shard `s`
+    /// (see [`per_shard`]).
     fn bytes_after(&self, more: &[usize; SHARDS]) -> u64 {
         self.shards
             .iter()
@@ -275,6 +268,15 @@ impl SeenSet {
             None => run(),
         }
     }
+}
+
+/// How many of `fps` fall in each shard.
+fn per_shard(fps: impl Iterator<Item = u128>) -> [usize; SHARDS] {
+    let mut n = [0usize; SHARDS];
+    for fp in fps {
+        n[shard_of(fp)] += 1;
+    }
+    n
 }
 
 #[cfg(test)]
