@@ -32,9 +32,27 @@ use super::fpset::FingerprintTable;
 use super::shard::{shard_of, SHARDS};
 use crate::uri::key::{KeyError, KeyScratch, Keyer};
 
-/// Batches at least this long are keyed on several threads; below it the
-/// hand-off costs more than it saves (a key takes about 0.1 µs).
+/// Batches at least this long are keyed, and their shards filled, on
+/// several threads; below it the hand-off costs more than it saves (a key
+/// takes about 0.1 µs, an insert less).
 const PARALLEL_MIN: usize = 4096;
+
+/// Fingerprints [`SeenSet::insert_all`] sorts into shards at a time.
+const PIECE: usize = 1 << 20;
+
+/// A fingerprint waiting for its shard's inserts, and its position in the
+/// piece (the engine's entries have the same 24-byte shape).
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    fp: [u64; 2],
+    at: u32,
+}
+
+impl Pending {
+    fn fingerprint(&self) -> u128 {
+        u128::from(self.fp[0]) | (u128::from(self.fp[1]) << 64)
+    }
+}
 
 /// What [`SeenSet::add`] says of one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,14 +182,20 @@ impl SeenSet {
         lines: &[Option<L>],
     ) -> Result<Vec<Verdict>, OverLimit> {
         let fingerprints = self.fingerprints(lines);
-        self.check_limit(fingerprints.iter().filter_map(|fp| match fp {
-            Some(Ok(fp)) => Some(*fp),
-            _ => None,
-        }))?;
+        let keyed: Vec<u128> = fingerprints
+            .iter()
+            .filter_map(|fp| match fp {
+                Some(Ok(fp)) => Some(*fp),
+                _ => None,
+            })
+            .collect();
+        self.check_limit(keyed.iter().copied())?;
+        let mut new = self.insert_all(&keyed).into_iter();
         Ok(fingerprints
             .into_iter()
             .map(|fp| match fp {
-                Some(Ok(fp)) => self.insert(fp),
+                Some(Ok(_)) if new.next() == Some(true) => Verdict::New,
+                Some(Ok(_)) => Verdict::Duplicate,
                 Some(Err(e)) => Verdict::Invalid(e),
                 None => Verdict::Null,
             })
@@ -185,10 +209,66 @@ impl SeenSet {
     /// [`OverLimit`] as for [`SeenSet::add`].
     pub fn add_fingerprints(&mut self, fingerprints: &[u128]) -> Result<Vec<bool>, OverLimit> {
         self.check_limit(fingerprints.iter().copied())?;
-        Ok(fingerprints
-            .iter()
-            .map(|&fp| self.insert(fp).is_new())
-            .collect())
+        Ok(self.insert_all(fingerprints))
+    }
+
+    /// Inserts `fps` in order: `true` where a fingerprint is new.
+    ///
+    /// Each shard's fingerprints go through its table's
+    /// [`insert_all`](FingerprintTable::insert_all), which loads buckets
+    /// ahead of the inserts (a set larger than the cache waits for memory
+    /// at almost every insert otherwise), and the shards are filled on
+    /// several threads for large batches. A shard keeps the batch's order,
+    /// and a key lives in one shard, so "first seen" is feed order.
+    fn insert_all(&mut self, fps: &[u128]) -> Vec<bool> {
+        let mut new = vec![false; fps.len()];
+        // In pieces whose positions fit the entries' u32, which also bounds
+        // the pieces' copy to 24 MiB.
+        for (p, piece) in fps.chunks(PIECE).enumerate() {
+            // A shard's share, and some room for the spread around it.
+            let share = piece.len() / SHARDS + piece.len() / (4 * SHARDS) + 16;
+            let mut by_shard: Vec<Vec<Pending>> =
+                (0..SHARDS).map(|_| Vec::with_capacity(share)).collect();
+            for (at, &fp) in piece.iter().enumerate() {
+                by_shard[shard_of(fp)].push(Pending {
+                    fp: [fp as u64, (fp >> 64) as u64],
+                    at: at as u32,
+                });
+            }
+            let fill = |(table, pending): (&mut FingerprintTable<false>, &Vec<Pending>)| {
+                let mut flags = Vec::with_capacity(pending.len());
+                table.insert_all(pending, Pending::fingerprint, |_, ins| {
+                    flags.push(ins.is_new());
+                });
+                flags
+            };
+            let flags: Vec<Vec<bool>> = if piece.len() < PARALLEL_MIN {
+                self.shards.iter_mut().zip(&by_shard).map(fill).collect()
+            } else {
+                let shards = &mut self.shards;
+                let mut run = || {
+                    shards
+                        .par_iter_mut()
+                        .zip(&by_shard)
+                        .with_max_len(1)
+                        .map(fill)
+                        .collect()
+                };
+                match &self.pool {
+                    Some(pool) => pool.install(run),
+                    None => run(),
+                }
+            };
+            let base = p * PIECE;
+            for (pending, flags) in by_shard.iter().zip(&flags) {
+                for (e, &is_new) in pending.iter().zip(flags) {
+                    if let Some(slot) = new.get_mut(base + e.at as usize) {
+                        *slot = is_new;
+                    }
+                }
+            }
+        }
+        new
     }
 
     /// Refuses a batch whose new fingerprints would take the set past its
@@ -232,14 +312,6 @@ impl SeenSet {
     pub fn contains(&self, line: &[u8]) -> Result<bool, KeyError> {
         let fp = self.keyer.fingerprint(line, &mut KeyScratch::default())?;
         Ok(self.shards[shard_of(fp)].contains(fp))
-    }
-
-    fn insert(&mut self, fp: u128) -> Verdict {
-        if self.shards[shard_of(fp)].insert(fp).is_new() {
-            Verdict::New
-        } else {
-            Verdict::Duplicate
-        }
     }
 
     /// The fingerprint of every line, on several threads for large batches.
@@ -343,6 +415,84 @@ mod tests {
         // The refused batch left nothing behind: its first new key is new.
         assert_eq!(set.contains(lines[150_000].as_bytes()), Ok(false));
         assert!(set.add_fingerprints(&[1u128 << 100; 1]).is_ok());
+    }
+
+    /// Fingerprints with repeats within and across batches, checked against
+    /// a `HashSet` fed in the same order: small batches (one thread), large
+    /// ones (shards filled on several threads) and one past [`PIECE`].
+    #[test]
+    fn seen_set_verdicts_follow_feed_order_in_batches_of_any_size() {
+        use std::collections::HashSet;
+        let mut state = 1u64;
+        let mut fps = Vec::new();
+        for i in 0..(PIECE + 80_000) as u64 {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Half repeat one of the keys so far, the latest ones most often.
+            let key = if state >> 63 == 1 {
+                i
+            } else {
+                (state >> 20) % (i + 1)
+            };
+            fps.push(crate::uri::key::fingerprint(&key.to_le_bytes()));
+        }
+        let mut oracle = HashSet::new();
+        let want: Vec<bool> = fps.iter().map(|&fp| oracle.insert(fp)).collect();
+        for threads in [0, 1, 2] {
+            let mut set = SeenSet::new(KeyConfig::default().keyer())
+                .with_threads(threads)
+                .unwrap();
+            let mut got = Vec::new();
+            let mut from = 0usize;
+            for len in [
+                1,
+                100,
+                PARALLEL_MIN - 1,
+                PARALLEL_MIN,
+                50_000,
+                PIECE + 1,
+                usize::MAX,
+            ] {
+                let to = from.saturating_add(len).min(fps.len());
+                got.extend(set.add_fingerprints(&fps[from..to]).unwrap());
+                from = to;
+            }
+            assert_eq!(got, want, "{threads} threads");
+            assert_eq!(set.len(), oracle.len());
+        }
+    }
+
+    /// Lines without a key (invalid, or `None`) between keyed ones keep
+    /// every verdict in its place.
+    #[test]
+    fn seen_set_verdicts_keep_their_lines_places() {
+        let keyer = KeyConfig::default().keyer();
+        let lines: Vec<Option<String>> = (0..3 * PARALLEL_MIN)
+            .map(|i| match i % 11 {
+                0 => None,
+                7 => Some(format!("http://example.com/ {i}")),
+                _ => Some(format!("http://Example.com/{}", i % 1_000)),
+            })
+            .collect();
+        let mut set = SeenSet::new(keyer).with_threads(2).unwrap();
+        let verdicts = set.add(&lines).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for (line, verdict) in lines.iter().zip(&verdicts) {
+            match line {
+                None => assert_eq!(*verdict, Verdict::Null),
+                Some(l) if l.contains(' ') => assert!(matches!(verdict, Verdict::Invalid(_))),
+                Some(l) => {
+                    let want = if seen.insert(l.to_ascii_lowercase()) {
+                        Verdict::New
+                    } else {
+                        Verdict::Duplicate
+                    };
+                    assert_eq!(*verdict, want, "{l}");
+                }
+            }
+        }
+        assert_eq!(set.len(), seen.len());
     }
 
     #[test]

@@ -1,0 +1,85 @@
+//! The streaming seen-set that the bindings feed batch by batch
+//! ([`SeenSet::add_fingerprints`]): batches of 100,000 fingerprints, half of
+//! them new and half repeats of earlier ones (as in a crawl dump with a
+//! duplicate ratio of 0.5), until the set holds `distinct` keys. One size
+//! whose tables fit in the last-level cache of most machines (1 M keys,
+//! about 16 MB) and one that does not (8 M keys, about 130 MB: the set of
+//! a 1 GiB dump). Every run checks the number of new verdicts.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use urikey::engine::SeenSet;
+use urikey::uri::key::{fingerprint, KeyConfig};
+
+/// Fingerprints in a batch (the Python `Deduplicator` gets one batch per
+/// call; Spark partitions are fed in batches of this order).
+const BATCH: usize = 100_000;
+
+/// A SplitMix64 step: a fixed, uniform sequence without a dependency.
+fn next(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The batches: key `i` has the fingerprint of its decimal digits; every
+/// other fingerprint repeats a key drawn uniformly from those before it.
+fn batches(distinct: u64) -> Vec<Vec<u128>> {
+    let mut state = 7u64;
+    let mut fresh = 0u64;
+    let mut all = Vec::new();
+    while fresh < distinct {
+        let mut batch = Vec::with_capacity(BATCH);
+        while batch.len() < BATCH {
+            let r = next(&mut state);
+            let key = if r & 1 == 0 || fresh == 0 || fresh >= distinct {
+                if fresh >= distinct {
+                    (r >> 1) % fresh
+                } else {
+                    fresh += 1;
+                    fresh - 1
+                }
+            } else {
+                (r >> 1) % fresh
+            };
+            batch.push(fingerprint(key.to_string().as_bytes()));
+        }
+        all.push(batch);
+    }
+    all
+}
+
+fn bench_seen_set(c: &mut Criterion) {
+    let mut group = c.benchmark_group("seen_set");
+    group.sample_size(10);
+    for distinct in [1_000_000u64, 8_000_000] {
+        let input = batches(distinct);
+        let total: usize = input.iter().map(Vec::len).sum();
+        group.throughput(Throughput::Elements(total as u64));
+        for threads in [1usize, 2] {
+            let id = BenchmarkId::new(
+                format!("add_fingerprints/{}M", distinct / 1_000_000),
+                format!("{threads}t"),
+            );
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    let mut set = SeenSet::new(KeyConfig::default().keyer())
+                        .with_threads(threads)
+                        .expect("worker threads");
+                    let mut new = 0u64;
+                    for batch in &input {
+                        let verdicts = set.add_fingerprints(batch).expect("no memory limit");
+                        new += verdicts.iter().filter(|&&v| v).count() as u64;
+                    }
+                    assert_eq!(new, distinct, "new verdicts and distinct keys differ");
+                    new
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_seen_set);
+criterion_main!(benches);
