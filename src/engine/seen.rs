@@ -29,7 +29,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::fpset::FingerprintTable;
-use super::shard::{shard_of, SHARDS};
+use super::shard::{shard_of, Pending, SHARDS};
 use crate::uri::key::{KeyError, KeyScratch, Keyer};
 
 /// Batches at least this long are keyed, and their shards filled, on
@@ -39,20 +39,6 @@ const PARALLEL_MIN: usize = 4096;
 
 /// Fingerprints [`SeenSet::insert_all`] sorts into shards at a time.
 const PIECE: usize = 1 << 20;
-
-/// A fingerprint waiting for its shard's inserts, and its position in the
-/// piece (the engine's entries have the same 24-byte shape).
-#[derive(Clone, Copy, Debug)]
-struct Pending {
-    fp: [u64; 2],
-    at: u32,
-}
-
-impl Pending {
-    fn fingerprint(&self) -> u128 {
-        u128::from(self.fp[0]) | (u128::from(self.fp[1]) << 64)
-    }
-}
 
 /// What [`SeenSet::add`] says of one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,10 +216,7 @@ impl SeenSet {
             let mut by_shard: Vec<Vec<Pending>> =
                 (0..SHARDS).map(|_| Vec::with_capacity(share)).collect();
             for (at, &fp) in piece.iter().enumerate() {
-                by_shard[shard_of(fp)].push(Pending {
-                    fp: [fp as u64, (fp >> 64) as u64],
-                    at: at as u32,
-                });
+                by_shard[shard_of(fp)].push(Pending::new(fp, at as u32));
             }
             let fill = |(table, pending): (&mut FingerprintTable<false>, &Vec<Pending>)| {
                 let mut flags = Vec::with_capacity(pending.len());

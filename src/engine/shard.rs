@@ -27,6 +27,31 @@ pub fn shard_of(fp: u128) -> usize {
     (fp >> (128 - SHARD_BITS)) as usize
 }
 
+/// A fingerprint waiting for its shard's inserts, and where it came from:
+/// a chunk's line record in the engine, a position in the batch in the
+/// seen-set. 24 bytes: a `u128` field would align the pair to 32.
+#[derive(Clone, Copy, Debug)]
+pub struct Pending {
+    fp: [u64; 2],
+    /// The line record or position.
+    pub at: u32,
+}
+
+impl Pending {
+    #[inline]
+    pub fn new(fp: u128, at: u32) -> Self {
+        Self {
+            fp: [fp as u64, (fp >> 64) as u64],
+            at,
+        }
+    }
+
+    #[inline]
+    pub fn fingerprint(&self) -> u128 {
+        (u128::from(self.fp[1]) << 64) | u128::from(self.fp[0])
+    }
+}
+
 /// A set of keys (by fingerprint or by full key).
 #[derive(Debug)]
 pub enum ShardSet {

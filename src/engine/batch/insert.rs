@@ -6,9 +6,10 @@ use std::sync::atomic::Ordering;
 
 use super::super::error::Error;
 use super::super::fpset::Insert;
+use super::super::shard::Pending;
 use super::super::shard::ShardSet;
 use super::super::spill::Partitions;
-use super::{ChunkState, Entry, NEW};
+use super::{ChunkState, NEW};
 
 /// One shard: its set, and with counts, a count and the global index of
 /// each key.
@@ -48,7 +49,7 @@ impl ShardState {
         let counts = &mut self.counts;
         let mut new = 0u64;
         // What follows an insert: the count, the line's flag.
-        let mut record = |w: &ChunkState, e: &Entry, ins: Insert| {
+        let mut record = |w: &ChunkState, e: &Pending, ins: Insert| {
             let id = ins.id();
             if counting {
                 let id = id as usize;
@@ -67,7 +68,7 @@ impl ShardState {
                 id & !NEW
             };
             new += u64::from(ins.is_new());
-            if let Some(f) = w.flags.get(e.rec as usize) {
+            if let Some(f) = w.flags.get(e.at as usize) {
                 f.store(flag, Ordering::Relaxed);
             }
         };
@@ -75,14 +76,14 @@ impl ShardState {
         match &mut self.set {
             ShardSet::Fingerprints(t) => {
                 for w in works {
-                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                    t.insert_all(&w.buckets[s], Pending::fingerprint, |e, ins| {
                         record(w, e, ins);
                     });
                 }
             }
             ShardSet::FingerprintIds(t) => {
                 for w in works {
-                    t.insert_all(&w.buckets[s], Entry::fingerprint, |e, ins| {
+                    t.insert_all(&w.buckets[s], Pending::fingerprint, |e, ins| {
                         record(w, e, ins);
                     });
                 }
@@ -90,7 +91,7 @@ impl ShardState {
             set @ ShardSet::Exact(_) => {
                 for w in works {
                     for e in &w.buckets[s] {
-                        let key = match w.recs.get(e.rec as usize) {
+                        let key = match w.recs.get(e.at as usize) {
                             Some(rec) if exact => w.key(rec),
                             _ => &[],
                         };
@@ -133,7 +134,7 @@ impl ShardState {
         let (mut seen, mut undecided) = (0u64, 0u64);
         let counts = &mut self.counts;
         // What follows a lookup: the count or the record, the line's flag.
-        let mut record = |w: &ChunkState, e: &Entry, found: Option<u32>| -> Result<(), Error> {
+        let mut record = |w: &ChunkState, e: &Pending, found: Option<u32>| -> Result<(), Error> {
             let flag = match found {
                 Some(id) => {
                     if let Some(c) = counts.get_mut(id as usize) {
@@ -143,16 +144,16 @@ impl ShardState {
                     0
                 }
                 None => {
-                    let key = match w.recs.get(e.rec as usize) {
+                    let key = match w.recs.get(e.at as usize) {
                         Some(rec) if exact => Some(w.key(rec)),
                         _ => None,
                     };
-                    parts.push(e.fingerprint(), w.seq_base + u64::from(e.rec), key)?;
+                    parts.push(e.fingerprint(), w.seq_base + u64::from(e.at), key)?;
                     undecided += 1;
                     NEW
                 }
             };
-            if let Some(f) = w.flags.get(e.rec as usize) {
+            if let Some(f) = w.flags.get(e.at as usize) {
                 f.store(flag, Ordering::Relaxed);
             }
             Ok(())
@@ -168,14 +169,14 @@ impl ShardState {
             // prefetch (the in-memory run's inserts: 0.67).
             match &self.set {
                 ShardSet::Fingerprints(t) => {
-                    t.find_all(bucket, Entry::fingerprint, |e, found| record(w, e, found))?;
+                    t.find_all(bucket, Pending::fingerprint, |e, found| record(w, e, found))?;
                 }
                 ShardSet::FingerprintIds(t) => {
-                    t.find_all(bucket, Entry::fingerprint, |e, found| record(w, e, found))?;
+                    t.find_all(bucket, Pending::fingerprint, |e, found| record(w, e, found))?;
                 }
                 set @ ShardSet::Exact(_) => {
                     for e in bucket {
-                        let key = match w.recs.get(e.rec as usize) {
+                        let key = match w.recs.get(e.at as usize) {
                             Some(rec) => w.key(rec),
                             None => &[],
                         };

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::uri::key::Keyer;
 
 use super::chunk::Chunk;
+use super::shard::Pending;
 use super::{Field, Problem};
 
 /// Flag bit of a line whose key had not been seen before.
@@ -81,19 +82,6 @@ pub struct Invalid {
     pub problem: Problem,
 }
 
-/// A fingerprint waiting to be inserted into its shard.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    fp: [u64; 2],
-    rec: u32,
-}
-
-impl Entry {
-    fn fingerprint(&self) -> u128 {
-        (u128::from(self.fp[1]) << 64) | u128::from(self.fp[0])
-    }
-}
-
 /// What phase 1 needs besides the chunk.
 pub struct ScanConfig<'a> {
     /// Turns lines into keys.
@@ -115,7 +103,7 @@ pub struct ChunkState {
     pub chunk: Option<Chunk>,
     recs: Vec<LineRec>,
     arena: Vec<u8>,
-    buckets: Vec<Vec<Entry>>,
+    buckets: Vec<Vec<Pending>>,
     flags: Vec<AtomicU32>,
     /// Invalid lines, in order.
     pub invalid: Vec<Invalid>,

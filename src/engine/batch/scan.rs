@@ -8,9 +8,9 @@ use crate::uri::key::{fingerprint, KeyErrorKind, KeyScratch};
 
 use super::super::lines::{field_span, find_field, trim_cr};
 use super::super::newlines::Newlines;
-use super::super::shard::{shard_of, SHARDS};
+use super::super::shard::{shard_of, Pending, SHARDS};
 use super::super::Problem;
-use super::{ChunkState, Entry, Invalid, LineRec, ScanConfig};
+use super::{ChunkState, Invalid, LineRec, ScanConfig};
 
 impl ChunkState {
     /// Phase 1: keys, fingerprints and shard buckets for every line.
@@ -126,10 +126,7 @@ impl ChunkState {
                                 // Fewer than 256 shards, so this is lossless.
                                 shard: shard as u8,
                             });
-                            self.buckets[shard].push(Entry {
-                                fp: [fp as u64, (fp >> 64) as u64],
-                                rec,
-                            });
+                            self.buckets[shard].push(Pending::new(fp, rec));
                         }
                     },
                 }
