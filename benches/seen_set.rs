@@ -33,13 +33,12 @@ fn batches(distinct: u64) -> Vec<Vec<u128>> {
         let mut batch = Vec::with_capacity(BATCH);
         while batch.len() < BATCH {
             let r = next(&mut state);
-            let key = if r & 1 == 0 || fresh == 0 || fresh >= distinct {
-                if fresh >= distinct {
-                    (r >> 1) % fresh
-                } else {
-                    fresh += 1;
-                    fresh - 1
-                }
+            // A new key while there are keys left to introduce (always the
+            // first one), else a repeat.
+            let new = fresh < distinct && (r & 1 == 0 || fresh == 0);
+            let key = if new {
+                fresh += 1;
+                fresh - 1
             } else {
                 (r >> 1) % fresh
             };
