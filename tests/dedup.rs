@@ -381,7 +381,8 @@ fn dedup_stats_and_stats_json() {
                 .and(predicate::str::contains("2 unique"))
                 .and(predicate::str::contains("1 duplicates"))
                 .and(predicate::str::contains("1 invalid"))
-                .and(predicate::str::contains("MB/s")),
+                .and(predicate::str::contains("MB/s"))
+                .and(predicate::str::contains("time: keys")),
         );
     let s: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("written"))
@@ -399,6 +400,23 @@ fn dedup_stats_and_stats_json() {
         assert!(s[key].as_f64().is_some(), "{key}");
     }
     assert!(s["peak_rss_bytes"].as_u64().is_some_and(|v| v > 0));
+    // Where the wall time went: four parts the run measured, and the rest.
+    let phases = s["phases"].as_object().expect("an object");
+    let seconds = |k: &str| phases[k].as_f64().expect("a number");
+    let measured = [
+        "keys_seconds",
+        "inserts_seconds",
+        "input_wait_seconds",
+        "writer_wait_seconds",
+    ];
+    assert_eq!(phases.len(), measured.len() + 1);
+    for k in measured.iter().chain(&["other_seconds"]) {
+        assert!(seconds(k) >= 0.0, "{k}");
+    }
+    let wall = s["wall_seconds"].as_f64().expect("a number");
+    let spent: f64 = measured.iter().map(|k| seconds(k)).sum();
+    assert!(spent <= wall + 1e-6, "{spent} > {wall}");
+    assert!((spent + seconds("other_seconds") - wall).abs() < 1e-3);
 }
 
 #[test]

@@ -91,6 +91,14 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("urls_per_s", s.lines_per_s())?;
     d.set_item("peak_rss_bytes", engine::peak_rss_bytes())?;
     d.set_item("threads", s.threads)?;
+    let phases = PyDict::new(py);
+    phases.set_item("keys_seconds", s.phases.keys.as_secs_f64())?;
+    phases.set_item("inserts_seconds", s.phases.inserts.as_secs_f64())?;
+    phases.set_item("input_wait_seconds", s.phases.input_wait.as_secs_f64())?;
+    phases.set_item("writer_wait_seconds", s.phases.writer_wait.as_secs_f64())?;
+    let other = s.wall.saturating_sub(s.phases.total());
+    phases.set_item("other_seconds", other.as_secs_f64())?;
+    d.set_item("phases", phases)?;
     Ok(d)
 }
 

@@ -73,6 +73,10 @@ def test_dedup_file_equals_the_cli(cli: Path, tmp_path: Path, profile: str, key:
     for name in ["lines", "bytes", "blank", "invalid", "invalid_by_reason", "unique", "duplicates"]:
         assert stats[name] == want_stats[name], name  # type: ignore[literal-required]
     assert stats["duplicate_ratio"] == pytest.approx(want_stats["duplicate_ratio"], abs=1e-6)
+    assert set(stats["phases"]) == set(want_stats["phases"])
+    assert all(v >= 0 for v in stats["phases"].values())
+    spent = sum(v for k, v in stats["phases"].items() if k != "other_seconds")
+    assert spent <= stats["wall_seconds"]
 
 
 def test_dedup_file_options(cli: Path, tmp_path: Path) -> None:

@@ -110,6 +110,13 @@ class URI:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
+class DedupPhases(TypedDict):
+    keys_seconds: float
+    inserts_seconds: float
+    input_wait_seconds: float
+    writer_wait_seconds: float
+    other_seconds: float
+
 class DedupStats(TypedDict):
     lines: int
     bytes: int
@@ -124,6 +131,7 @@ class DedupStats(TypedDict):
     urls_per_s: float
     peak_rss_bytes: int | None
     threads: int
+    phases: DedupPhases
 
 def canonicalize(
     url: str,

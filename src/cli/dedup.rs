@@ -428,6 +428,16 @@ fn human_summary(s: &Stats, peak_rss: Option<u64>) -> String {
         ));
     }
     text.push('\n');
+    let p = &s.phases;
+    text.push_str(&format!(
+        "urikey: time: keys {:.3} s, inserts {:.3} s, waiting for input {:.3} s, \
+         for the writer {:.3} s, other {:.3} s\n",
+        p.keys.as_secs_f64(),
+        p.inserts.as_secs_f64(),
+        p.input_wait.as_secs_f64(),
+        p.writer_wait.as_secs_f64(),
+        other_seconds(s),
+    ));
     for (reason, n) in &s.invalid_by_reason {
         text.push_str(&format!("urikey:   {reason}: {n}\n"));
     }
@@ -446,7 +456,9 @@ fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
         "{{\n  \"lines\": {},\n  \"bytes\": {},\n  \"blank\": {},\n  \"invalid\": {},\n  \
          \"invalid_by_reason\": {{{}}},\n  \"unique\": {},\n  \"duplicates\": {},\n  \
          \"duplicate_ratio\": {},\n  \"wall_seconds\": {},\n  \"mb_per_s\": {},\n  \
-         \"urls_per_s\": {},\n  \"peak_rss_bytes\": {},\n  \"threads\": {}\n}}\n",
+         \"urls_per_s\": {},\n  \"peak_rss_bytes\": {},\n  \"threads\": {},\n  \
+         \"phases\": {{\"keys_seconds\": {}, \"inserts_seconds\": {}, \
+         \"input_wait_seconds\": {}, \"writer_wait_seconds\": {}, \"other_seconds\": {}}}\n}}\n",
         s.lines,
         s.bytes,
         s.blank,
@@ -460,7 +472,18 @@ fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
         json_number(s.lines_per_s()),
         peak_rss.map_or("null".to_owned(), |v| v.to_string()),
         s.threads,
+        json_number(s.phases.keys.as_secs_f64()),
+        json_number(s.phases.inserts.as_secs_f64()),
+        json_number(s.phases.input_wait.as_secs_f64()),
+        json_number(s.phases.writer_wait.as_secs_f64()),
+        json_number(other_seconds(s)),
     )
+}
+
+/// The wall time the phases and waits do not cover: process start, opening
+/// the inputs, writing `--count` output, the final flush and rename.
+fn other_seconds(s: &Stats) -> f64 {
+    s.wall.saturating_sub(s.phases.total()).as_secs_f64()
 }
 
 /// A finite JSON number (JSON has no NaN or infinity).
@@ -519,5 +542,6 @@ mod tests {
         assert!(j.contains("\"invalid_by_reason\": {\"invalid-path\": 4}"));
         assert!(j.contains("\"peak_rss_bytes\": 10"));
         assert!(j.contains("\"duplicate_ratio\": 0.333333"));
+        assert!(j.contains("\"phases\": {\"keys_seconds\": 0.000000,"));
     }
 }

@@ -102,7 +102,7 @@ pub use output::OutputFile;
 pub use rss::peak_rss_bytes;
 pub use run::run;
 pub use seen::{OverLimit, SeenSet, Verdict};
-pub use stats::Stats;
+pub use stats::{Phases, Stats};
 
 /// What is printed for a selected line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

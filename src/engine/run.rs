@@ -127,12 +127,15 @@ pub fn run(
         );
         drop(chunk_rx);
         drop(out_tx);
+        let joined = Instant::now();
         let written = writer
             .join()
             .unwrap_or_else(|_| Err(Error::Write(io::Error::other("writer thread panicked"))));
+        let last_writes = joined.elapsed();
         // A write failure explains a failed send, so it comes first.
         let new = written?;
         let (mut stats, undecided) = driven?;
+        stats.phases.writer_wait += last_writes;
         // Undecided lines were counted as unique; the writer found which.
         stats.unique -= undecided - new.min(undecided);
         stats.duplicates += undecided - new.min(undecided);
@@ -498,7 +501,7 @@ impl<'a> Driver<'a> {
             .collect();
         let lines = dir.create_file("lines", LINES_BUFFER)?;
         // A closed channel means the writer failed; its error is reported.
-        let _ = out.send(ToWriter::StartSpill(lines));
+        let _ = hand_over(out, ToWriter::StartSpill(lines), &mut self.stats);
         self.spilling = Some(Spilling { dir, parts, base });
         Ok(())
     }
@@ -526,12 +529,13 @@ impl<'a> Driver<'a> {
             // The bitmap of selected lines takes its share of the budget.
             tuning.partition_keys = self.partition_keys(spill::bitmap_bytes(seqs.end - seqs.start));
         }
-        let _ = out.send(ToWriter::Resolve {
+        let resolve = ToWriter::Resolve {
             dir: spilling.dir,
             partitions,
             seqs,
             tuning,
-        });
+        };
+        let _ = hand_over(out, resolve, &mut self.stats);
         Ok(())
     }
 
@@ -562,7 +566,10 @@ impl<'a> Driver<'a> {
                 self.spare.append(&mut back);
             }
             while batch.len() < batch_len {
-                match chunks.recv() {
+                let waited = Instant::now();
+                let received = chunks.recv();
+                self.stats.phases.input_wait += waited.elapsed();
+                match received {
                     Ok(chunk) => {
                         let mut work = self.spare.pop().unwrap_or_default();
                         work.chunk = Some(chunk?);
@@ -578,7 +585,7 @@ impl<'a> Driver<'a> {
                 self.process(&mut batch, observer, out)?;
                 if self.spilling.is_some() {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(batch_len));
-                    if out.send(ToWriter::SpillBatch(full)).is_err() {
+                    if hand_over(out, ToWriter::SpillBatch(full), &mut self.stats).is_err() {
                         return Ok((std::mem::take(&mut self.stats), self.undecided));
                     }
                 } else if self.config.select == Select::Counts {
@@ -590,7 +597,7 @@ impl<'a> Driver<'a> {
                     }
                 } else {
                     let full = std::mem::replace(&mut batch, Vec::with_capacity(batch_len));
-                    if out.send(ToWriter::Batch(full)).is_err() {
+                    if hand_over(out, ToWriter::Batch(full), &mut self.stats).is_err() {
                         // The writer stopped; its error is reported.
                         return Ok((std::mem::take(&mut self.stats), self.undecided));
                     }
@@ -635,6 +642,7 @@ impl<'a> Driver<'a> {
             keep_keys,
         };
         let scratches = &self.scratches;
+        let phase = Instant::now();
         self.pool.install(|| {
             batch.par_iter_mut().with_max_len(1).for_each(|work| {
                 let slot = rayon::current_thread_index().unwrap_or(0) % scratches.len().max(1);
@@ -644,6 +652,7 @@ impl<'a> Driver<'a> {
                 }
             });
         });
+        self.stats.phases.keys += phase.elapsed();
         self.account(batch, observer);
         if self.spilling.is_none() && self.over_budget(batch) {
             let base = batch.first().map_or(self.seq, |w| w.seq_base);
@@ -652,6 +661,7 @@ impl<'a> Driver<'a> {
         if let Some(spilling) = &mut self.spilling {
             let works: &[ChunkState] = batch;
             let exact = config.exact;
+            let phase = Instant::now();
             let found: Vec<Result<(u64, u64), Error>> = self.pool.install(|| {
                 self.shards
                     .par_iter_mut()
@@ -661,6 +671,7 @@ impl<'a> Driver<'a> {
                     .map(|(s, (shard, parts))| shard.lookup_batch(s, works, exact, parts))
                     .collect()
             });
+            self.stats.phases.inserts += phase.elapsed();
             for r in found {
                 let (seen, undecided) = r?;
                 self.stats.duplicates += seen;
@@ -674,6 +685,7 @@ impl<'a> Driver<'a> {
         let counting = config.select == Select::Counts;
         let exact = config.exact;
         let works: &[ChunkState] = batch;
+        let phase = Instant::now();
         let new: u64 = self.pool.install(|| {
             self.shards
                 .par_iter_mut()
@@ -691,13 +703,19 @@ impl<'a> Driver<'a> {
             for work in batch.iter_mut() {
                 work.collect_uniques(&render, &mut self.shards, &mut self.uniques);
             }
-        } else if !render.in_memory() {
-            self.pool.install(|| {
-                batch
-                    .par_iter_mut()
-                    .with_max_len(1)
-                    .for_each(|work| work.render(&render));
-            });
+            self.stats.phases.inserts += phase.elapsed();
+        } else {
+            self.stats.phases.inserts += phase.elapsed();
+            if !render.in_memory() {
+                let phase = Instant::now();
+                self.pool.install(|| {
+                    batch
+                        .par_iter_mut()
+                        .with_max_len(1)
+                        .for_each(|work| work.render(&render));
+                });
+                self.stats.phases.keys += phase.elapsed();
+            }
         }
         Ok(())
     }
@@ -756,15 +774,28 @@ impl<'a> Driver<'a> {
             buf.push(b'\n');
             if buf.len() >= COUNTS_PIECE {
                 let full = std::mem::replace(&mut buf, Vec::with_capacity(COUNTS_PIECE + 4096));
-                if out.send(ToWriter::Bytes(full)).is_err() {
+                if hand_over(out, ToWriter::Bytes(full), &mut self.stats).is_err() {
                     return;
                 }
             }
         }
         if !buf.is_empty() {
-            let _ = out.send(ToWriter::Bytes(buf));
+            let _ = hand_over(out, ToWriter::Bytes(buf), &mut self.stats);
         }
     }
+}
+
+/// Sends `msg` to the writer thread, which takes it once it is done with
+/// the one before; the wait counts in `stats`.
+fn hand_over(
+    out: &SyncSender<ToWriter>,
+    msg: ToWriter,
+    stats: &mut Stats,
+) -> Result<(), mpsc::SendError<ToWriter>> {
+    let waited = Instant::now();
+    let sent = out.send(msg);
+    stats.phases.writer_wait += waited.elapsed();
+    sent
 }
 
 /// Appends `n` in decimal.

@@ -25,6 +25,41 @@ pub struct Stats {
     pub wall: Duration,
     /// Worker threads used.
     pub threads: usize,
+    /// Where the wall time went.
+    pub phases: Phases,
+}
+
+/// Where a run's wall time went, as the thread that drives the phases saw
+/// it. The phases run one after the other, each on all worker threads, so
+/// with the waits they cover nearly the whole run; what the caller's wall
+/// time has beyond their sum is process start, opening the inputs, and
+/// the final flush and rename of the output.
+///
+/// A run bound by its CPU spends its time in `keys` and `inserts`; one bound
+/// by its input (a slow disk, a decompressor) in `input_wait`; one bound by
+/// its output (a slow disk, or a spilled run resolving its partitions) in
+/// `writer_wait`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Phases {
+    /// Waiting for the reader thread: reading, decompressing, faulting in
+    /// the input.
+    pub input_wait: Duration,
+    /// Phase 1: lines parsed and normalized into keys and fingerprints (and
+    /// `surt` or `hash` keys formatted).
+    pub keys: Duration,
+    /// Phase 2: the seen-set's inserts (lookups once the run spills), and
+    /// with counts, the numbering of new keys.
+    pub inserts: Duration,
+    /// Waiting for the writer thread: the output written, and once the run
+    /// spills, its partitions resolved.
+    pub writer_wait: Duration,
+}
+
+impl Phases {
+    /// The four durations added up.
+    pub fn total(&self) -> Duration {
+        self.input_wait + self.keys + self.inserts + self.writer_wait
+    }
 }
 
 impl Stats {
