@@ -32,8 +32,8 @@ pub struct Stats {
 /// Where a run's wall time went, as the thread that drives the phases saw
 /// it. The phases run one after the other, each on all worker threads, so
 /// with the waits they cover nearly the whole run; what the caller's wall
-/// time has beyond their sum is process start, opening the inputs, and
-/// the final flush and rename of the output.
+/// time has beyond their sum is process start, opening the inputs, writing
+/// `--count` output, and the final flush and rename of the output.
 ///
 /// A run bound by its CPU spends its time in `keys` and `inserts`; one bound
 /// by its input (a slow disk, a decompressor) in `input_wait`; one bound by
