@@ -96,8 +96,7 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     phases.set_item("inserts_seconds", s.phases.inserts.as_secs_f64())?;
     phases.set_item("input_wait_seconds", s.phases.input_wait.as_secs_f64())?;
     phases.set_item("writer_wait_seconds", s.phases.writer_wait.as_secs_f64())?;
-    let other = s.wall.saturating_sub(s.phases.total());
-    phases.set_item("other_seconds", other.as_secs_f64())?;
+    phases.set_item("other_seconds", s.other_time().as_secs_f64())?;
     d.set_item("phases", phases)?;
     Ok(d)
 }

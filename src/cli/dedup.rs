@@ -436,7 +436,7 @@ fn human_summary(s: &Stats, peak_rss: Option<u64>) -> String {
         p.inserts.as_secs_f64(),
         p.input_wait.as_secs_f64(),
         p.writer_wait.as_secs_f64(),
-        other_seconds(s),
+        s.other_time().as_secs_f64(),
     ));
     for (reason, n) in &s.invalid_by_reason {
         text.push_str(&format!("urikey:   {reason}: {n}\n"));
@@ -476,14 +476,8 @@ fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
         json_number(s.phases.inserts.as_secs_f64()),
         json_number(s.phases.input_wait.as_secs_f64()),
         json_number(s.phases.writer_wait.as_secs_f64()),
-        json_number(other_seconds(s)),
+        json_number(s.other_time().as_secs_f64()),
     )
-}
-
-/// The wall time the phases and waits do not cover: process start, opening
-/// the inputs, writing `--count` output, the final flush and rename.
-fn other_seconds(s: &Stats) -> f64 {
-    s.wall.saturating_sub(s.phases.total()).as_secs_f64()
 }
 
 /// A finite JSON number (JSON has no NaN or infinity).

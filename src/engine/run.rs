@@ -703,19 +703,17 @@ impl<'a> Driver<'a> {
             for work in batch.iter_mut() {
                 work.collect_uniques(&render, &mut self.shards, &mut self.uniques);
             }
-            self.stats.phases.inserts += phase.elapsed();
-        } else {
-            self.stats.phases.inserts += phase.elapsed();
-            if !render.in_memory() {
-                let phase = Instant::now();
-                self.pool.install(|| {
-                    batch
-                        .par_iter_mut()
-                        .with_max_len(1)
-                        .for_each(|work| work.render(&render));
-                });
-                self.stats.phases.keys += phase.elapsed();
-            }
+        }
+        self.stats.phases.inserts += phase.elapsed();
+        if !counting && !render.in_memory() {
+            let phase = Instant::now();
+            self.pool.install(|| {
+                batch
+                    .par_iter_mut()
+                    .with_max_len(1)
+                    .for_each(|work| work.render(&render));
+            });
+            self.stats.phases.keys += phase.elapsed();
         }
         Ok(())
     }

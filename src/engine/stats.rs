@@ -63,6 +63,11 @@ impl Phases {
 }
 
 impl Stats {
+    /// The wall time the phases and waits do not cover (see [`Phases`]).
+    pub fn other_time(&self) -> Duration {
+        self.wall.saturating_sub(self.phases.total())
+    }
+
     /// Duplicates divided by valid lines (0 when there are none).
     pub fn duplicate_ratio(&self) -> f64 {
         let valid = self.unique + self.duplicates;
