@@ -708,26 +708,54 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// The few entries whose new home is before their old bucket, or whose
     /// place would wrap around the end, wait in a small list and are
     /// inserted at the end.
+    ///
+    /// On a rayon pool's thread a large table is rebuilt in two parts at
+    /// once (see [`split_point`]): in phase 2 the other workers have often
+    /// finished their shards and wait while one shard grows.
     fn rebuild_in_place(&mut self, old_len: usize) {
         let len = self.slots.len();
         if WITH_IDS {
             self.ids.resize(len * SLOTS, 0);
         }
-        let mut waiting: Vec<(Kept, u32)> = Vec::new();
-        for b in (0..old_len).rev() {
-            let bytes = self.slots.bytes_mut();
-            let bk = *bucket(bytes, b);
-            set_header(bytes, b, 0);
-            let h = header(&bk);
-            for j in 0..(h & COUNT_MASK) as usize {
-                let k = kept_at(&bk, h, j);
-                let id = self.id_at(b, j);
-                let h = home(k.lo, len);
-                let bytes = self.slots.bytes_mut();
-                match (h >= b).then(|| place(bytes, len, h, k, false)).flatten() {
-                    Some((nb, nj)) => self.set_id(nb, nj, id),
-                    None => waiting.push((k, id)),
-                }
+        let on_pool = rayon::current_thread_index().is_some();
+        let split = on_pool
+            .then(|| split_point(old_len, len, if WITH_IDS { 4 * SLOTS } else { 0 }))
+            .flatten();
+        let bytes = self.slots.bytes_mut();
+        let ids = self.ids.as_mut_slice();
+        let mut waiting = Vec::new();
+        match split {
+            None => {
+                let whole = Part {
+                    bytes,
+                    ids,
+                    base: 0,
+                };
+                whole.rebuild(len, 0..old_len, &SetAside::default(), &mut waiting);
+            }
+            Some((m, d)) => {
+                // The lower part's entries land up to bucket `d`, past its
+                // own sources: buckets `m..d` are set aside first, and the
+                // upper part moves their entries after its own.
+                let aside = SetAside::take(bytes, ids, m, d);
+                let (low_bytes, high_bytes) = bytes.split_at_mut(d * BUCKET);
+                let (low_ids, high_ids) = ids.split_at_mut((d * SLOTS).min(ids.len()));
+                let low = Part {
+                    bytes: low_bytes,
+                    ids: low_ids,
+                    base: 0,
+                };
+                let high = Part {
+                    bytes: high_bytes,
+                    ids: high_ids,
+                    base: d,
+                };
+                let mut waiting_high = Vec::new();
+                rayon::join(
+                    || low.rebuild(len, 0..m, &SetAside::default(), &mut waiting),
+                    || high.rebuild(len, d..old_len, &aside, &mut waiting_high),
+                );
+                waiting.append(&mut waiting_high);
             }
         }
         for (k, id) in waiting {
@@ -737,6 +765,137 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             }
         }
     }
+}
+
+/// Buckets `base..` of a table being rebuilt in place, and their ids (none
+/// without ids).
+struct Part<'a> {
+    bytes: &'a mut [u8],
+    ids: &'a mut [u32],
+    base: usize,
+}
+
+impl Part<'_> {
+    /// Moves the entries of `sources` (this part's own buckets, read from
+    /// the last to the first and emptied), then those set aside, to their
+    /// places in this part of a table of `len` buckets. An entry whose new
+    /// home is outside this part or before its old bucket, or whose place
+    /// would run past the part's end, goes to `waiting`.
+    fn rebuild(
+        mut self,
+        len: usize,
+        sources: std::ops::Range<usize>,
+        aside: &SetAside,
+        waiting: &mut Vec<(Kept, u32)>,
+    ) {
+        for b in sources.rev() {
+            let local = b - self.base;
+            let bk = *bucket(self.bytes, local);
+            set_header(self.bytes, local, 0);
+            let h = header(&bk);
+            for j in 0..(h & COUNT_MASK) as usize {
+                let id = self.ids.get(local * SLOTS + j).copied().unwrap_or(0);
+                self.move_entry(len, b, kept_at(&bk, h, j), id, waiting);
+            }
+        }
+        for (i, b) in (aside.first..).take(aside.buckets()).enumerate() {
+            let bk = bucket(&aside.bytes, i);
+            let h = header(bk);
+            for j in 0..(h & COUNT_MASK) as usize {
+                let id = aside.ids.get(i * SLOTS + j).copied().unwrap_or(0);
+                self.move_entry(len, b, kept_at(bk, h, j), id, waiting);
+            }
+        }
+    }
+
+    /// Places `k` (with `id`), read from bucket `from`, from its new home
+    /// on, when that home is in this part and not before `from`.
+    #[inline]
+    fn move_entry(
+        &mut self,
+        len: usize,
+        from: usize,
+        k: Kept,
+        id: u32,
+        waiting: &mut Vec<(Kept, u32)>,
+    ) {
+        let part_len = self.bytes.len() / BUCKET;
+        let h = home(k.lo, len);
+        let local = (h >= from && h >= self.base && h < self.base + part_len)
+            .then(|| place(self.bytes, part_len, h - self.base, k, false))
+            .flatten();
+        match local {
+            Some((nb, nj)) => {
+                if let Some(slot) = self.ids.get_mut(nb * SLOTS + nj) {
+                    *slot = id;
+                }
+            }
+            None => waiting.push((k, id)),
+        }
+    }
+}
+
+/// Buckets `first..first + buckets()` of a table, copied out before a
+/// split rebuild (their headers in the table emptied), with their ids.
+#[derive(Default)]
+struct SetAside {
+    first: usize,
+    bytes: Vec<u8>,
+    ids: Vec<u32>,
+}
+
+impl SetAside {
+    fn take(bytes: &mut [u8], ids: &[u32], first: usize, end: usize) -> Self {
+        let aside = Self {
+            first,
+            bytes: bytes
+                .get(first * BUCKET..end * BUCKET)
+                .unwrap_or_default()
+                .to_vec(),
+            ids: ids
+                .get(first * SLOTS..end * SLOTS)
+                .unwrap_or_default()
+                .to_vec(),
+        };
+        for b in first..end {
+            set_header(bytes, b, 0);
+        }
+        aside
+    }
+
+    fn buckets(&self) -> usize {
+        self.bytes.len() / BUCKET
+    }
+}
+
+/// Old tables of at least this many bytes are rebuilt in two parts on a
+/// pool (four huge pages: a join costs microseconds, a rebuild of this
+/// size about a millisecond). One page in tests, so that they split small
+/// tables.
+const SPLIT_REBUILD_BYTES: usize = if cfg!(test) { HUGE_PAGE } else { 4 * HUGE_PAGE };
+
+/// Most bytes a growing table sets aside for a split rebuild: the engine
+/// counts this much per worker in its memory budget.
+pub const REBUILD_ASIDE_BYTES: usize = 8 << 20;
+
+/// Where a rebuild in place from `old_len` to `len` buckets splits, or
+/// `None` for a table too small to split. The lower part moves the entries
+/// of buckets `0..m`, the upper one those of `m..old_len`. The new homes
+/// of the lower part's entries are below `d` (homes keep the order of the
+/// low bits), so the lower part writes only below `d` and the upper one
+/// only from `d` on; buckets `m..d` are set aside before the parts start.
+/// `m` is half the table, or less where `m..d` (with `id_bytes` of ids a
+/// bucket) would take more than [`REBUILD_ASIDE_BYTES`].
+fn split_point(old_len: usize, len: usize, id_bytes: usize) -> Option<(usize, usize)> {
+    if old_len * BUCKET < SPLIT_REBUILD_BYTES || len <= old_len {
+        return None;
+    }
+    let aside_buckets = REBUILD_ASIDE_BYTES / (BUCKET + id_bytes);
+    // m · (len − old_len) / old_len buckets lie between m and d.
+    let most = aside_buckets as u128 * old_len as u128 / (len - old_len) as u128;
+    let m = (old_len / 2).min(usize::try_from(most).unwrap_or(usize::MAX));
+    let d = usize::try_from((m as u128 * len as u128).div_ceil(old_len as u128)).ok()?;
+    (m > 0 && d <= old_len).then_some((m, d))
 }
 
 /// Most fingerprints a table of `len` buckets holds before it grows.
@@ -889,6 +1048,66 @@ mod tests {
         let mut f = FingerprintTable::<false>::with_phase(7);
         check_against_map(&mut f, &fps);
         assert!(!f.contains((999 << 64) | u128::from(u64::MAX)));
+    }
+
+    #[test]
+    fn fpset_split_rebuild_on_a_pool_keeps_every_entry() {
+        // Enough fingerprints that the growths from 2 MiB on rebuild in two
+        // parts (`SPLIT_REBUILD_BYTES` in tests), with crowds of shared homes around where the
+        // parts split and where the lower part's entries end.
+        let mut fps = Vec::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..300_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let lo = if i % 50 == 0 {
+                // A fraction of the table between 0.45 and 0.7 (the split
+                // is at 0.5, the lower part's end near 0.65), or the end.
+                let at = [45, 50, 55, 60, 65, 70, 100][((i / 50) % 7) as usize];
+                (u64::MAX / 100 * at).wrapping_sub(x & 0xffff)
+            } else {
+                x
+            };
+            fps.push((u128::from(x.rotate_left(29)) << 64) | u128::from(lo));
+            if i % 4 == 0 {
+                fps.push(fps[(x % fps.len() as u64) as usize]);
+            }
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("pool");
+        pool.install(|| {
+            let mut t = FingerprintTable::<true>::with_phase(9);
+            check_against_map(&mut t, &fps);
+            let old = t.slots.len();
+            assert!(
+                split_point(old, next_len(old, 9), 4 * SLOTS).is_some(),
+                "the last growths split"
+            );
+            let mut f = FingerprintTable::<false>::with_phase(2);
+            check_against_map(&mut f, &fps);
+            assert!(!f.contains(fingerprint(b"absent")));
+        });
+    }
+
+    #[test]
+    fn fpset_split_point_bounds() {
+        let pages = |n: usize| n * PAGE_BUCKETS;
+        // Too small to split, or not growing.
+        assert_eq!(split_point(PAGE_BUCKETS - 1, pages(2), 0), None);
+        assert_eq!(split_point(pages(8), pages(8), 0), None);
+        // Half the table; the lower part's entries end before `d`.
+        let (m, d) = split_point(pages(20), pages(26), 0).expect("split");
+        assert_eq!(m, pages(10));
+        assert_eq!(d, pages(13));
+        // A large table sets aside at most `REBUILD_ASIDE_BYTES`.
+        for id_bytes in [0, 4 * SLOTS] {
+            let (m, d) = split_point(pages(400), pages(520), id_bytes).expect("split");
+            assert!(m < pages(200));
+            assert!((d - m) * (BUCKET + id_bytes) <= REBUILD_ASIDE_BYTES + BUCKET + id_bytes);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -18,6 +18,7 @@ use crate::uri::key::KeyScratch;
 use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
 use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
+use super::fpset;
 use super::input::{self, Input, SharedBytes, Source};
 use super::lines;
 use super::memory;
@@ -159,6 +160,24 @@ fn chunks_in_flight(batch_len: usize) -> u64 {
 /// and key arena, per byte of chunk: about 2 (the records alone take 52
 /// bytes per line).
 const CHUNK_COST: u64 = 2;
+
+/// The shards in the order phase 2 takes them, longest task first, so that
+/// no worker is left with a long one while the others wait: those whose
+/// table grows in this batch, the largest first (at 8 GiB a growth took
+/// 5 to 76 ms, a shard's inserts of one batch about half a millisecond),
+/// then the rest by entries.
+fn longest_first(shards: &[ShardState], works: &[ChunkState]) -> Vec<usize> {
+    let cost = |s: usize| {
+        let more: usize = works.iter().map(|w| w.bucket_len(s)).sum();
+        let shard = shards.get(s);
+        let after = shard.map_or(0, |sh| sh.bytes_after(more));
+        let grows = shard.is_some_and(|sh| after > sh.bytes_after(0));
+        (grows, if grows { after } else { 0 }, more)
+    };
+    let mut order: Vec<usize> = (0..shards.len()).collect();
+    order.sort_by_cached_key(|&s| std::cmp::Reverse(cost(s)));
+    order
+}
 
 /// What the process takes besides chunks, buffers and the seen-set (code,
 /// thread stacks, allocator).
@@ -434,11 +453,12 @@ impl<'a> Driver<'a> {
     }
 
     /// Sets the seen-set's budget from the memory limit: the limit less
-    /// what batches of `batch_len` chunks, the read-ahead and the spill
-    /// buffers take.
+    /// what batches of `batch_len` chunks, the read-ahead, the spill
+    /// buffers and each worker's growing table's set-aside take.
     fn limit(&mut self, limit: Option<u64>, chunk_size: usize, batch_len: usize) {
         let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
-        let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64;
+        let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64
+            + self.stats.threads as u64 * fpset::REBUILD_ASIDE_BYTES as u64;
         self.budget = limit.map(|l| memory::budget(l, chunks + buffers + BASE_BYTES));
         self.tuning.partition_keys = self.partition_keys(0);
         #[cfg(feature = "testing")]
@@ -686,14 +706,27 @@ impl<'a> Driver<'a> {
         let exact = config.exact;
         let works: &[ChunkState] = batch;
         let phase = Instant::now();
+        let order = longest_first(&self.shards, works);
+        let shards: Vec<Mutex<&mut ShardState>> = self.shards.iter_mut().map(Mutex::new).collect();
+        let next = AtomicUsize::new(0);
+        let workers = self.pool.current_num_threads().max(1);
+        // Each worker takes the next shard in `order` until none is left.
         let new: u64 = self.pool.install(|| {
-            self.shards
-                .par_iter_mut()
-                .enumerate()
+            (0..workers)
+                .into_par_iter()
                 .with_max_len(1)
-                .map(|(s, shard)| shard.insert_batch(s, works, exact, counting))
+                .map(|_| {
+                    let mut new = 0;
+                    while let Some(&s) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        if let Some(Ok(mut shard)) = shards.get(s).map(Mutex::lock) {
+                            new += shard.insert_batch(s, works, exact, counting);
+                        }
+                    }
+                    new
+                })
                 .sum()
         });
+        drop(shards);
         let valid: u64 = batch.iter().map(ChunkState::valid).sum();
         self.stats.unique += new;
         self.stats.duplicates += valid - new;
