@@ -952,6 +952,37 @@ mod tests {
     use crate::uri::key::fingerprint;
     use std::collections::HashMap;
 
+    /// The next of a xorshift sequence: uniform enough for test fingerprints.
+    fn xorshift(mut x: u64) -> u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+
+    /// `n` xorshift fingerprints from `seed`; the low bits of every
+    /// `every`-th are `crowd(i, x)` instead (a crowd of shared homes), and
+    /// every `repeat`-th is followed by a repeat of an earlier one.
+    fn crowded_fps(
+        n: u64,
+        seed: u64,
+        every: u64,
+        repeat: u64,
+        crowd: impl Fn(u64, u64) -> u64,
+    ) -> Vec<u128> {
+        let mut fps = Vec::new();
+        let mut x = seed;
+        for i in 0..n {
+            x = xorshift(x);
+            let lo = if i % every == 0 { crowd(i, x) } else { x };
+            fps.push((u128::from(x.rotate_left(17)) << 64) | u128::from(lo));
+            if i % repeat == 0 {
+                fps.push(fps[(x % fps.len() as u64) as usize]);
+            }
+        }
+        fps
+    }
+
     /// Inserts `fps` one by one and checks every answer against a map.
     fn check_against_map<const WITH_IDS: bool>(t: &mut FingerprintTable<WITH_IDS>, fps: &[u128]) {
         let mut want: HashMap<u128, u32> = HashMap::new();
@@ -1057,27 +1088,13 @@ mod tests {
     #[test]
     fn fpset_split_rebuild_on_a_pool_keeps_every_entry() {
         // Enough fingerprints that the growths from 2 MiB on rebuild in two
-        // parts (`SPLIT_REBUILD_BYTES` in tests), with crowds of shared homes around where the
-        // parts split and where the lower part's entries end.
-        let mut fps = Vec::new();
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        for i in 0..300_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let lo = if i % 50 == 0 {
-                // A fraction of the table between 0.45 and 0.7 (the split
-                // is at 0.5, the lower part's end near 0.65), or the end.
-                let at = [45, 50, 55, 60, 65, 70, 100][((i / 50) % 7) as usize];
-                (u64::MAX / 100 * at).wrapping_sub(x & 0xffff)
-            } else {
-                x
-            };
-            fps.push((u128::from(x.rotate_left(29)) << 64) | u128::from(lo));
-            if i % 4 == 0 {
-                fps.push(fps[(x % fps.len() as u64) as usize]);
-            }
-        }
+        // parts (`SPLIT_REBUILD_BYTES` in tests), with crowds of shared
+        // homes where the parts split (half the table), where the lower
+        // part's entries end (near 0.65), around those, and at the end.
+        let fps = crowded_fps(300_000, 0x2545_f491_4f6c_dd1d, 50, 4, |i, x| {
+            let at = [45, 50, 55, 60, 65, 70, 100][((i / 50) % 7) as usize];
+            (u64::MAX / 100 * at).wrapping_sub(x & 0xffff)
+        });
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
@@ -1137,25 +1154,11 @@ mod tests {
         // their home at every length (low bits within 2^16 of each other):
         // long overflow chains, clusters that wrap around the end, and
         // entries far from their homes when a table grows in place.
-        let mut fps = Vec::new();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for i in 0..240_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let lo = if i % 40 == 0 {
-                let group = (i / 40) % 20;
-                let base = [0, u64::MAX - 0xffff, group << 59][(group % 3) as usize];
-                base.wrapping_add(x & 0xffff)
-            } else {
-                x
-            };
-            fps.push((u128::from(x.rotate_left(17)) << 64) | u128::from(lo));
-            if i % 3 == 0 {
-                // A repeat of an earlier one.
-                fps.push(fps[(x % fps.len() as u64) as usize]);
-            }
-        }
+        let fps = crowded_fps(240_000, 0x9e37_79b9_7f4a_7c15, 40, 3, |i, x| {
+            let group = (i / 40) % 20;
+            let base = [0, u64::MAX - 0xffff, group << 59][(group % 3) as usize];
+            base.wrapping_add(x & 0xffff)
+        });
         let mut t = FingerprintTable::<true>::with_phase(3);
         check_against_map(&mut t, &fps);
         assert!(matches!(t.slots.mem, SlotMemory::Map { .. }));
