@@ -88,6 +88,7 @@ mod rss;
 mod run;
 mod seen;
 mod shard;
+mod share;
 mod spill;
 mod stats;
 

@@ -6,12 +6,10 @@
 use std::io::{self, Write};
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-
-use rayon::prelude::*;
 
 use crate::uri::key::KeyScratch;
 
@@ -24,6 +22,7 @@ use super::lines;
 use super::memory;
 use super::observe::{Observer, Progress, Warning};
 use super::shard::{SHARDS, SHARD_BITS};
+use super::share::share_out;
 use super::spill::{
     self, EntryWriter, Partitions, SpillDir, SpillTuning, SpillWriter, Spilled, PARTITION_BUFFER,
     RESOLVE_BYTES_PER_KEY,
@@ -663,15 +662,17 @@ impl<'a> Driver<'a> {
         };
         let scratches = &self.scratches;
         let phase = Instant::now();
-        self.pool.install(|| {
-            batch.par_iter_mut().with_max_len(1).for_each(|work| {
-                let slot = rayon::current_thread_index().unwrap_or(0) % scratches.len().max(1);
-                match scratches.get(slot).map(Mutex::lock) {
-                    Some(Ok(mut scratch)) => work.scan(&scan, &mut scratch),
-                    _ => work.scan(&scan, &mut KeyScratch::default()),
-                }
-            });
-        });
+        share_out(
+            self.pool,
+            batch.iter_mut().collect(),
+            |thread, work| match scratches
+                .get(thread % scratches.len().max(1))
+                .map(Mutex::lock)
+            {
+                Some(Ok(mut scratch)) => work.scan(&scan, &mut scratch),
+                _ => work.scan(&scan, &mut KeyScratch::default()),
+            },
+        );
         self.stats.phases.keys += phase.elapsed();
         self.account(batch, observer);
         if self.spilling.is_none() && self.over_budget(batch) {
@@ -682,15 +683,12 @@ impl<'a> Driver<'a> {
             let works: &[ChunkState] = batch;
             let exact = config.exact;
             let phase = Instant::now();
-            let found: Vec<Result<(u64, u64), Error>> = self.pool.install(|| {
-                self.shards
-                    .par_iter_mut()
-                    .zip(spilling.parts.par_iter_mut())
-                    .enumerate()
-                    .with_max_len(1)
-                    .map(|(s, (shard, parts))| shard.lookup_batch(s, works, exact, parts))
-                    .collect()
-            });
+            let shards = self.shards.iter_mut().zip(spilling.parts.iter_mut());
+            let found = share_out(
+                self.pool,
+                shards.enumerate().collect(),
+                |_, (s, (shard, parts))| shard.lookup_batch(s, works, exact, parts),
+            );
             self.stats.phases.inserts += phase.elapsed();
             for r in found {
                 let (seen, undecided) = r?;
@@ -707,26 +705,16 @@ impl<'a> Driver<'a> {
         let works: &[ChunkState] = batch;
         let phase = Instant::now();
         let order = longest_first(&self.shards, works);
-        let shards: Vec<Mutex<&mut ShardState>> = self.shards.iter_mut().map(Mutex::new).collect();
-        let next = AtomicUsize::new(0);
-        let workers = self.pool.current_num_threads().max(1);
-        // Each worker takes the next shard in `order` until none is left.
-        let new: u64 = self.pool.install(|| {
-            (0..workers)
-                .into_par_iter()
-                .with_max_len(1)
-                .map(|_| {
-                    let mut new = 0;
-                    while let Some(&s) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        if let Some(Ok(mut shard)) = shards.get(s).map(Mutex::lock) {
-                            new += shard.insert_batch(s, works, exact, counting);
-                        }
-                    }
-                    new
-                })
-                .sum()
-        });
-        drop(shards);
+        let mut shards: Vec<Option<&mut ShardState>> = self.shards.iter_mut().map(Some).collect();
+        let ordered = order
+            .iter()
+            .filter_map(|&s| Some((s, shards.get_mut(s)?.take()?)))
+            .collect();
+        let new: u64 = share_out(self.pool, ordered, |_, (s, shard)| {
+            shard.insert_batch(s, works, exact, counting)
+        })
+        .into_iter()
+        .sum();
         let valid: u64 = batch.iter().map(ChunkState::valid).sum();
         self.stats.unique += new;
         self.stats.duplicates += valid - new;
@@ -740,11 +728,8 @@ impl<'a> Driver<'a> {
         self.stats.phases.inserts += phase.elapsed();
         if !counting && !render.in_memory() {
             let phase = Instant::now();
-            self.pool.install(|| {
-                batch
-                    .par_iter_mut()
-                    .with_max_len(1)
-                    .for_each(|work| work.render(&render));
+            share_out(self.pool, batch.iter_mut().collect(), |_, work| {
+                work.render(&render);
             });
             self.stats.phases.keys += phase.elapsed();
         }
