@@ -92,11 +92,9 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("peak_rss_bytes", engine::peak_rss_bytes())?;
     d.set_item("threads", s.threads)?;
     let phases = PyDict::new(py);
-    phases.set_item("keys_seconds", s.phases.keys.as_secs_f64())?;
-    phases.set_item("inserts_seconds", s.phases.inserts.as_secs_f64())?;
-    phases.set_item("input_wait_seconds", s.phases.input_wait.as_secs_f64())?;
-    phases.set_item("writer_wait_seconds", s.phases.writer_wait.as_secs_f64())?;
-    phases.set_item("other_seconds", s.other_time().as_secs_f64())?;
+    for (name, seconds) in s.phase_seconds() {
+        phases.set_item(name, seconds)?;
+    }
     d.set_item("phases", phases)?;
     Ok(d)
 }

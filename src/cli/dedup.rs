@@ -452,13 +452,17 @@ fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
         .iter()
         .map(|(k, v)| format!("\"{k}\": {v}"))
         .collect();
+    let phases: Vec<String> = s
+        .phase_seconds()
+        .iter()
+        .map(|(name, seconds)| format!("\"{name}\": {}", json_number(*seconds)))
+        .collect();
     format!(
         "{{\n  \"lines\": {},\n  \"bytes\": {},\n  \"blank\": {},\n  \"invalid\": {},\n  \
          \"invalid_by_reason\": {{{}}},\n  \"unique\": {},\n  \"duplicates\": {},\n  \
          \"duplicate_ratio\": {},\n  \"wall_seconds\": {},\n  \"mb_per_s\": {},\n  \
          \"urls_per_s\": {},\n  \"peak_rss_bytes\": {},\n  \"threads\": {},\n  \
-         \"phases\": {{\"keys_seconds\": {}, \"inserts_seconds\": {}, \
-         \"input_wait_seconds\": {}, \"writer_wait_seconds\": {}, \"other_seconds\": {}}}\n}}\n",
+         \"phases\": {{{}}}\n}}\n",
         s.lines,
         s.bytes,
         s.blank,
@@ -472,11 +476,7 @@ fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
         json_number(s.lines_per_s()),
         peak_rss.map_or("null".to_owned(), |v| v.to_string()),
         s.threads,
-        json_number(s.phases.keys.as_secs_f64()),
-        json_number(s.phases.inserts.as_secs_f64()),
-        json_number(s.phases.input_wait.as_secs_f64()),
-        json_number(s.phases.writer_wait.as_secs_f64()),
-        json_number(s.other_time().as_secs_f64()),
+        phases.join(", "),
     )
 }
 

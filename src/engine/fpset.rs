@@ -479,6 +479,9 @@ impl<const WITH_IDS: bool> Default for FingerprintTable<WITH_IDS> {
 }
 
 impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
+    /// Bytes of ids a bucket takes.
+    const ID_BYTES: usize = if WITH_IDS { 4 * SLOTS } else { 0 };
+
     /// An empty table whose sizes are shifted by `phase` (taken modulo
     /// [`PHASES`]): give each of several tables that fill up together
     /// another phase.
@@ -559,7 +562,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         while want > max_filled(len) {
             len = next_len(len, self.phase);
         }
-        len * (BUCKET + if WITH_IDS { 4 * SLOTS } else { 0 })
+        len * (BUCKET + Self::ID_BYTES)
     }
 
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
@@ -723,7 +726,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         }
         let on_pool = rayon::current_thread_index().is_some();
         let split = on_pool
-            .then(|| split_point(old_len, len, if WITH_IDS { 4 * SLOTS } else { 0 }))
+            .then(|| split_point(old_len, len, Self::ID_BYTES))
             .flatten();
         let bytes = self.slots.bytes_mut();
         let ids = self.ids.as_mut_slice();
@@ -794,21 +797,31 @@ impl Part<'_> {
     ) {
         for b in sources.rev() {
             let local = b - self.base;
+            // Copied out first: the bucket's entries may land in it again.
             let bk = *bucket(self.bytes, local);
+            let ids = bucket_ids(self.ids, local);
             set_header(self.bytes, local, 0);
-            let h = header(&bk);
-            for j in 0..(h & COUNT_MASK) as usize {
-                let id = self.ids.get(local * SLOTS + j).copied().unwrap_or(0);
-                self.move_entry(len, b, kept_at(&bk, h, j), id, waiting);
-            }
+            self.move_bucket(len, b, &bk, &ids, waiting);
         }
         for (i, b) in (aside.first..).take(aside.buckets()).enumerate() {
-            let bk = bucket(&aside.bytes, i);
-            let h = header(bk);
-            for j in 0..(h & COUNT_MASK) as usize {
-                let id = aside.ids.get(i * SLOTS + j).copied().unwrap_or(0);
-                self.move_entry(len, b, kept_at(bk, h, j), id, waiting);
-            }
+            let ids = bucket_ids(&aside.ids, i);
+            self.move_bucket(len, b, bucket(&aside.bytes, i), &ids, waiting);
+        }
+    }
+
+    /// Moves the entries of `bk`, the old bucket `from`, whose ids are `ids`
+    /// (see [`move_entry`](Self::move_entry)).
+    fn move_bucket(
+        &mut self,
+        len: usize,
+        from: usize,
+        bk: &[u8; BUCKET],
+        ids: &[u32; SLOTS],
+        waiting: &mut Vec<(Kept, u32)>,
+    ) {
+        let h = header(bk);
+        for (j, &id) in ids.iter().enumerate().take((h & COUNT_MASK) as usize) {
+            self.move_entry(len, from, kept_at(bk, h, j), id, waiting);
         }
     }
 
@@ -837,6 +850,15 @@ impl Part<'_> {
             None => waiting.push((k, id)),
         }
     }
+}
+
+/// The ids of bucket `b` in `ids` (zeros where there are none).
+fn bucket_ids(ids: &[u32], b: usize) -> [u32; SLOTS] {
+    let mut out = [0; SLOTS];
+    if let Some(these) = ids.get(b * SLOTS..b * SLOTS + SLOTS) {
+        out.copy_from_slice(these);
+    }
+    out
 }
 
 /// Buckets `first..first + buckets()` of a table, copied out before a

@@ -160,21 +160,22 @@ fn chunks_in_flight(batch_len: usize) -> u64 {
 /// bytes per line).
 const CHUNK_COST: u64 = 2;
 
-/// The shards in the order phase 2 takes them, longest task first, so that
-/// no worker is left with a long one while the others wait: those whose
-/// table grows in this batch, the largest first (at 8 GiB a growth took
-/// 5 to 76 ms, a shard's inserts of one batch about half a millisecond),
-/// then the rest by entries.
-fn longest_first(shards: &[ShardState], works: &[ChunkState]) -> Vec<usize> {
-    let cost = |s: usize| {
-        let more: usize = works.iter().map(|w| w.bucket_len(s)).sum();
-        let shard = shards.get(s);
-        let after = shard.map_or(0, |sh| sh.bytes_after(more));
-        let grows = shard.is_some_and(|sh| after > sh.bytes_after(0));
-        (grows, if grows { after } else { 0 }, more)
-    };
-    let mut order: Vec<usize> = (0..shards.len()).collect();
-    order.sort_by_cached_key(|&s| std::cmp::Reverse(cost(s)));
+/// The shards, with their indexes, in the order phase 2 takes them, longest
+/// task first, so that no worker is left with a long one while the others
+/// wait: those whose table grows in this batch, the largest first (at 8 GiB
+/// a growth took 5 to 76 ms, a shard's inserts of one batch about half a
+/// millisecond), then the rest by entries.
+fn longest_first<'s>(
+    shards: &'s mut [ShardState],
+    works: &[ChunkState],
+) -> Vec<(usize, &'s mut ShardState)> {
+    let mut order: Vec<(usize, &mut ShardState)> = shards.iter_mut().enumerate().collect();
+    order.sort_by_cached_key(|(s, shard)| {
+        let more: usize = works.iter().map(|w| w.bucket_len(*s)).sum();
+        let after = shard.bytes_after(more);
+        let grows = after > shard.bytes_after(0);
+        std::cmp::Reverse((grows, if grows { after } else { 0 }, more))
+    });
     order
 }
 
@@ -704,12 +705,7 @@ impl<'a> Driver<'a> {
         let exact = config.exact;
         let works: &[ChunkState] = batch;
         let phase = Instant::now();
-        let order = longest_first(&self.shards, works);
-        let mut shards: Vec<Option<&mut ShardState>> = self.shards.iter_mut().map(Some).collect();
-        let ordered = order
-            .iter()
-            .filter_map(|&s| Some((s, shards.get_mut(s)?.take()?)))
-            .collect();
+        let ordered = longest_first(&mut self.shards, works);
         let new: u64 = share_out(self.pool, ordered, |_, (s, shard)| {
             shard.insert_batch(s, works, exact, counting)
         })

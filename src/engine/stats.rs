@@ -68,6 +68,19 @@ impl Stats {
         self.wall.saturating_sub(self.phases.total())
     }
 
+    /// The phases and the rest of the wall time in seconds, under the
+    /// names the CLI's `--stats-json` and Python's `dedup_file` give them.
+    pub fn phase_seconds(&self) -> [(&'static str, f64); 5] {
+        let p = &self.phases;
+        [
+            ("keys_seconds", p.keys.as_secs_f64()),
+            ("inserts_seconds", p.inserts.as_secs_f64()),
+            ("input_wait_seconds", p.input_wait.as_secs_f64()),
+            ("writer_wait_seconds", p.writer_wait.as_secs_f64()),
+            ("other_seconds", self.other_time().as_secs_f64()),
+        ]
+    }
+
     /// Duplicates divided by valid lines (0 when there are none).
     pub fn duplicate_ratio(&self) -> f64 {
         let valid = self.unique + self.duplicates;
