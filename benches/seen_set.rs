@@ -5,6 +5,10 @@
 //! whose tables fit in the last-level cache of most machines (1 M keys,
 //! about 16 MB) and one that does not (8 M keys, about 130 MB: the set of
 //! a 1 GiB dump). Every run checks the number of new verdicts.
+//!
+//! `add_lines` feeds URL lines instead ([`SeenSet::add`], which keys them
+//! first, as Python's `Deduplicator.add` does): 1 M distinct URLs in the
+//! same pattern of new and repeated keys.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use urikey::engine::SeenSet;
@@ -26,6 +30,25 @@ fn next(state: &mut u64) -> u64 {
 /// The batches: key `i` has the fingerprint of its decimal digits; every
 /// other fingerprint repeats a key drawn uniformly from those before it.
 fn batches(distinct: u64) -> Vec<Vec<u128>> {
+    key_batches(distinct, |key| fingerprint(key.to_string().as_bytes()))
+}
+
+/// The same pattern of keys as URL lines, some of them spelled in a
+/// different case than their first line.
+fn line_batches(distinct: u64) -> Vec<Vec<Option<String>>> {
+    key_batches(distinct, |key| {
+        let host = if key % 3 == 0 {
+            "Example.COM"
+        } else {
+            "example.com"
+        };
+        Some(format!("http://{host}/shop/item/{key}?ref=list"))
+    })
+}
+
+/// Batches of `distinct` keys, each half new and half repeats of a key drawn
+/// uniformly from those before it, each key made into an item by `item`.
+fn key_batches<T>(distinct: u64, item: impl Fn(u64) -> T) -> Vec<Vec<T>> {
     let mut state = 7u64;
     let mut fresh = 0u64;
     let mut all = Vec::new();
@@ -42,7 +65,7 @@ fn batches(distinct: u64) -> Vec<Vec<u128>> {
             } else {
                 (r >> 1) % fresh
             };
-            batch.push(fingerprint(key.to_string().as_bytes()));
+            batch.push(item(key));
         }
         all.push(batch);
     }
@@ -76,6 +99,27 @@ fn bench_seen_set(c: &mut Criterion) {
                 });
             });
         }
+    }
+    let distinct = 1_000_000u64;
+    let input = line_batches(distinct);
+    let total: usize = input.iter().map(Vec::len).sum();
+    group.throughput(Throughput::Elements(total as u64));
+    for threads in [1usize, 2] {
+        let id = BenchmarkId::new("add_lines/1M", format!("{threads}t"));
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let mut set = SeenSet::new(KeyConfig::default().keyer())
+                    .with_threads(threads)
+                    .expect("worker threads");
+                let mut new = 0u64;
+                for batch in &input {
+                    let verdicts = set.add(batch).expect("no memory limit");
+                    new += verdicts.iter().filter(|v| v.is_new()).count() as u64;
+                }
+                assert_eq!(new, distinct, "new verdicts and distinct keys differ");
+                new
+            });
+        });
     }
     group.finish();
 }

@@ -664,7 +664,7 @@ impl<'a> Driver<'a> {
         let scratches = &self.scratches;
         let phase = Instant::now();
         share_out(
-            self.pool,
+            Some(self.pool),
             batch.iter_mut().collect(),
             |thread, work| match scratches
                 .get(thread % scratches.len().max(1))
@@ -686,7 +686,7 @@ impl<'a> Driver<'a> {
             let phase = Instant::now();
             let shards = self.shards.iter_mut().zip(spilling.parts.iter_mut());
             let found = share_out(
-                self.pool,
+                Some(self.pool),
                 shards.enumerate().collect(),
                 |_, (s, (shard, parts))| shard.lookup_batch(s, works, exact, parts),
             );
@@ -706,7 +706,7 @@ impl<'a> Driver<'a> {
         let works: &[ChunkState] = batch;
         let phase = Instant::now();
         let ordered = longest_first(&mut self.shards, works);
-        let new: u64 = share_out(self.pool, ordered, |_, (s, shard)| {
+        let new: u64 = share_out(Some(self.pool), ordered, |_, (s, shard)| {
             shard.insert_batch(s, works, exact, counting)
         })
         .into_iter()
@@ -724,7 +724,7 @@ impl<'a> Driver<'a> {
         self.stats.phases.inserts += phase.elapsed();
         if !counting && !render.in_memory() {
             let phase = Instant::now();
-            share_out(self.pool, batch.iter_mut().collect(), |_, work| {
+            share_out(Some(self.pool), batch.iter_mut().collect(), |_, work| {
                 work.render(&render);
             });
             self.stats.phases.keys += phase.elapsed();

@@ -15,11 +15,13 @@ use std::sync::Mutex;
 
 /// Runs `work(thread, item)` for each of `items` on every thread of `pool`
 /// at once, each thread taking the next item not yet taken until none is
-/// left (`thread` is the pool's index of the thread). Returns the results
-/// in the order of `items`. A panic in `work` reaches the caller, as with
-/// rayon's own iterators.
+/// left (`thread` is the pool's index of the thread, below
+/// [`threads`]`(pool)`). `None` is rayon's current pool: the global one,
+/// unless the caller runs on a pool's thread. Returns the results in the
+/// order of `items`. A panic in `work` reaches the caller, as with rayon's
+/// own iterators.
 pub fn share_out<T: Send, R: Send>(
-    pool: &rayon::ThreadPool,
+    pool: Option<&rayon::ThreadPool>,
     items: Vec<T>,
     work: impl Fn(usize, T) -> R + Sync,
 ) -> Vec<R> {
@@ -28,7 +30,7 @@ pub fn share_out<T: Send, R: Send>(
         .map(|item| Mutex::new((Some(item), None)))
         .collect();
     let next = AtomicUsize::new(0);
-    pool.broadcast(|ctx| {
+    let each = |ctx: rayon::BroadcastContext<'_>| {
         while let Some(slot) = slots.get(next.fetch_add(1, Ordering::Relaxed)) {
             // Each slot is taken by one thread only: its lock is never
             // contended, and is not held while the work runs.
@@ -40,11 +42,23 @@ pub fn share_out<T: Send, R: Send>(
                 }
             }
         }
-    });
+    };
+    match pool {
+        Some(pool) => pool.broadcast(each),
+        None => rayon::broadcast(each),
+    };
     slots
         .into_iter()
         .filter_map(|slot| slot.into_inner().ok()?.1)
         .collect()
+}
+
+/// The number of threads [`share_out`] runs on, for `pool`.
+pub fn threads(pool: Option<&rayon::ThreadPool>) -> usize {
+    pool.map_or_else(
+        rayon::current_num_threads,
+        rayon::ThreadPool::current_num_threads,
+    )
 }
 
 #[cfg(test)]
@@ -60,7 +74,7 @@ mod tests {
                 .expect("pool");
             let mut items: Vec<u64> = (0..50).collect();
             let ran = AtomicUsize::new(0);
-            let got = share_out(&pool, items.iter_mut().collect(), |thread, item| {
+            let got = share_out(Some(&pool), items.iter_mut().collect(), |thread, item| {
                 assert!(thread < threads);
                 if *item == 0 {
                     // A long first task: the others go to other threads.
@@ -78,6 +92,6 @@ mod tests {
             .num_threads(2)
             .build()
             .expect("pool");
-        assert!(share_out(&pool, Vec::<u8>::new(), |_, x| x).is_empty());
+        assert!(share_out(Some(&pool), Vec::<u8>::new(), |_, x| x).is_empty());
     }
 }
