@@ -442,7 +442,8 @@ mod tests {
 
     /// Fingerprints with repeats within and across batches, checked against
     /// a `HashSet` fed in the same order: small batches (one thread), large
-    /// ones (shards filled on several threads) and one past [`PIECE`].
+    /// ones (sorted into shards and filled on several threads, also an odd
+    /// number of them) and one past [`PIECE`].
     #[test]
     fn seen_set_verdicts_follow_feed_order_in_batches_of_any_size() {
         use std::collections::HashSet;
@@ -462,7 +463,7 @@ mod tests {
         }
         let mut oracle = HashSet::new();
         let want: Vec<bool> = fps.iter().map(|&fp| oracle.insert(fp)).collect();
-        for threads in [0, 1, 2] {
+        for threads in [0, 1, 2, 3] {
             let mut set = SeenSet::new(KeyConfig::default().keyer())
                 .with_threads(threads)
                 .unwrap();
