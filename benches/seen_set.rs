@@ -72,6 +72,23 @@ fn key_batches<T>(distinct: u64, item: impl Fn(u64) -> T) -> Vec<Vec<T>> {
     all
 }
 
+/// Feeds `input` batch by batch to a new set on `threads` threads; `add`
+/// adds one batch and counts its new verdicts, which must number
+/// `distinct` in all.
+fn feed<T>(
+    threads: usize,
+    input: &[Vec<T>],
+    distinct: u64,
+    add: impl Fn(&mut SeenSet, &[T]) -> u64,
+) -> u64 {
+    let mut set = SeenSet::new(KeyConfig::default().keyer())
+        .with_threads(threads)
+        .expect("worker threads");
+    let new: u64 = input.iter().map(|batch| add(&mut set, batch)).sum();
+    assert_eq!(new, distinct, "new verdicts and distinct keys differ");
+    new
+}
+
 fn bench_seen_set(c: &mut Criterion) {
     let mut group = c.benchmark_group("seen_set");
     group.sample_size(10);
@@ -86,16 +103,10 @@ fn bench_seen_set(c: &mut Criterion) {
             );
             group.bench_function(id, |b| {
                 b.iter(|| {
-                    let mut set = SeenSet::new(KeyConfig::default().keyer())
-                        .with_threads(threads)
-                        .expect("worker threads");
-                    let mut new = 0u64;
-                    for batch in &input {
+                    feed(threads, &input, distinct, |set, batch| {
                         let verdicts = set.add_fingerprints(batch).expect("no memory limit");
-                        new += verdicts.iter().filter(|&&v| v).count() as u64;
-                    }
-                    assert_eq!(new, distinct, "new verdicts and distinct keys differ");
-                    new
+                        verdicts.iter().filter(|&&v| v).count() as u64
+                    })
                 });
             });
         }
@@ -108,16 +119,10 @@ fn bench_seen_set(c: &mut Criterion) {
         let id = BenchmarkId::new("add_lines/1M", format!("{threads}t"));
         group.bench_function(id, |b| {
             b.iter(|| {
-                let mut set = SeenSet::new(KeyConfig::default().keyer())
-                    .with_threads(threads)
-                    .expect("worker threads");
-                let mut new = 0u64;
-                for batch in &input {
+                feed(threads, &input, distinct, |set, batch| {
                     let verdicts = set.add(batch).expect("no memory limit");
-                    new += verdicts.iter().filter(|v| v.is_new()).count() as u64;
-                }
-                assert_eq!(new, distinct, "new verdicts and distinct keys differ");
-                new
+                    verdicts.iter().filter(|v| v.is_new()).count() as u64
+                })
             });
         });
     }
