@@ -39,7 +39,7 @@ class Runs:
     wall: list[float] = field(default_factory=list)
     user: list[float] = field(default_factory=list)
     sys: list[float] = field(default_factory=list)
-    peak_mb: list[float] = field(default_factory=list)
+    peak_mib: list[float] = field(default_factory=list)
     turn: list[int] = field(default_factory=list)
     phases: dict[str, list[float]] = field(default_factory=dict)
 
@@ -83,7 +83,7 @@ def main() -> None:
             r.wall.append(wall)
             r.user.append(user)
             r.sys.append(system)
-            r.peak_mb.append(peak)
+            r.peak_mib.append(peak)
             r.turn.append(turn % 2)
             for name, seconds in PHASE.findall(stderr):
                 r.phases.setdefault(name, []).append(float(seconds))
@@ -94,7 +94,7 @@ def main() -> None:
         phases = ", ".join(f"{k} {median(v)}" for k, v in r.phases.items())
         print(
             f"{label} {binary}: wall {median(r.wall)}, user {median(r.user)}, "
-            f"sys {median(r.sys)}, peak {median(r.peak_mb)}" + (f", {phases}" if phases else "")
+            f"sys {median(r.sys)}, peak {median(r.peak_mib)}" + (f", {phases}" if phases else "")
         )
         for t in (0, 1):
             walls = [w for w, p in zip(r.wall, r.turn, strict=True) if p == t]

@@ -113,7 +113,10 @@ impl SeenSet {
     }
 
     /// Refuse batches that would make the set hold more than `limit` bytes
-    /// (`None`: no limit, the default).
+    /// (`None`: no limit, the default). While a table of more than 8 MiB
+    /// grows on a pool thread, up to
+    /// [`REBUILD_ASIDE_BYTES`](super::fpset::REBUILD_ASIDE_BYTES) per thread
+    /// are held besides, for the length of the rebuild.
     pub fn with_memory_limit(mut self, limit: Option<u64>) -> Self {
         self.limit = limit;
         self
