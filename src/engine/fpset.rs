@@ -15,16 +15,28 @@
 //!
 //! # Probing
 //!
-//! A fingerprint's home bucket is its low 64 bits read as a fraction of
-//! the bucket count (XXH3 bits are uniform already, and the order of the
-//! buckets follows the order of those bits, which the in-place growth
-//! below relies on). An insert takes the first bucket from the home on
-//! that has a free slot, and sets the overflow bit of every full bucket it
-//! passed. A lookup checks the home bucket and goes on to the next one
-//! only while the overflow bit is set: without it a miss would read 5 to
-//! 10 buckets on average at the highest load (simulated, 5-slot buckets at
-//! 85 % and 90 %).
+//! A fingerprint has two buckets. Its home is its low 64 bits read as a
+//! fraction of the bucket count (XXH3 bits are uniform already, and the
+//! order of the buckets follows the order of those bits, which the
+//! in-place growth below relies on). Its second bucket is another one of
+//! the home's group of 64 buckets (4 KiB, one small page), chosen by bits
+//! 64..96. An insert takes the emptier of the two. Only when both are full
+//! does it take the first bucket after the home that has a free slot, and
+//! set the overflow bit of every full bucket it passed (the home first). A
+//! lookup reads the home and the second bucket, both prefetched, and goes
+//! on past the home only while the overflow bit is set.
 //!
+//! With one bucket a key (linear probing alone), a lookup of an absent key
+//! read 2.5 buckets on average at 80 % load and 6 at 87.5 % (simulated), and
+//! a new fingerprint cost 75 to 81 ns against 29 for a repeat in a table of
+//! 836 MB. With the second bucket in the same group, an absent key reads 2
+//! buckets and 0.1 more at 80 % load, 1.2 more at 87.5 %; new fingerprints
+//! took 52 to 57 ns, repeats 31 to 33, and the 8 GiB run's inserts 5.6 s
+//! instead of 6.7 (medians of 6 runs each). A second bucket anywhere in the
+//! table would balance a little better, but a rebuild in place (see
+//! `FingerprintTable::rebuild_in_place`) needs entries to move only a short
+//! way.
+
 //! # Growth and memory
 //!
 //! A table grows before more than 87.5 % of its slots are taken. Below one
@@ -92,8 +104,13 @@ const EXTRA_BITS: u32 = 5;
 /// Fingerprint bits a table keeps: 96 in the slot, 5 in the header.
 pub const KEPT_BITS: u32 = 96 + EXTRA_BITS;
 
-/// Smallest number of buckets a table starts with (1 KiB).
-const MIN_BUCKETS: usize = 16;
+/// A fingerprint's second bucket is in the same group of this many buckets
+/// (4 KiB) as its home, so that both stay close when a table grows in
+/// place; table lengths are multiples of it.
+const GROUP: usize = 64;
+
+/// Smallest number of buckets a table starts with (4 KiB).
+const MIN_BUCKETS: usize = GROUP;
 
 /// Tables at least this large live in their own anonymous memory map,
 /// faulted in at once (see [`Slots::zeroed`]).
@@ -259,16 +276,21 @@ fn populate(map: &memmap2::MmapMut, start: usize, len: usize) {
 #[cfg(target_os = "linux")]
 const POPULATE_PIECE: usize = 4 * HUGE_PAGE;
 
-/// Asks the CPU to start loading bucket `b` of `bytes` and the one after it
-/// into cache (a lookup goes on to the next bucket when the home bucket
-/// overflowed, as many do near the maximum load: with the second prefetch,
-/// phase 2 of a 1 GiB run was faster in each of 8 alternating pairs of
-/// runs, by 7% to 27%). A plain
-/// load cannot stand in for this: its value must be kept somewhere, and
-/// the instruction that keeps it waits for the miss (perf showed 70 % of
+/// Asks the CPU to start loading the two buckets a lookup of `k` reads in
+/// `bytes` (`len` buckets): its home and its second bucket. A plain load
+/// cannot stand in for this: its value must be kept somewhere, and the
+/// instruction that keeps it waits for the miss (perf showed 70 % of
 /// `insert_batch` stalled on such a load).
 #[inline]
-fn prefetch_bucket(bytes: &[u8], b: usize) {
+fn prefetch_buckets(bytes: &[u8], len: usize, k: Kept) {
+    let h = home(k.lo, len);
+    prefetch_line(bytes, h);
+    prefetch_line(bytes, second(h, k));
+}
+
+/// Asks the CPU to start loading bucket `b` of `bytes` into cache.
+#[inline]
+fn prefetch_line(bytes: &[u8], b: usize) {
     let p = bytes.as_ptr().wrapping_add(b.wrapping_mul(BUCKET));
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults, reads nothing
@@ -277,11 +299,18 @@ fn prefetch_bucket(bytes: &[u8], b: usize) {
     unsafe {
         use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
-        _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(BUCKET).cast::<i8>());
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
+
+/// How many source buckets ahead a rebuild in place prefetches the groups
+/// their entries land in. An entry may sit up to 63 buckets from its home
+/// (in its second bucket), so its new buckets may lie that far (times the
+/// growth) below those of its neighbours. Without this prefetch, the
+/// rebuilds of one table growing to 50 M keys took twice as long (by perf
+/// samples); with it, 1.2 times as long as with one bucket a key.
+const REBUILD_AHEAD: usize = 80;
 
 /// The part of a fingerprint a table keeps: bits 0..64, 64..96 and
 /// 96..101.
@@ -308,9 +337,8 @@ impl Kept {
 enum Probe {
     /// In slot `j` of bucket `b`.
     Found { b: usize, j: usize },
-    /// Not in the table; the lookup stopped at bucket `b`, where an insert
-    /// starts looking for a free slot.
-    Absent { b: usize },
+    /// Not in the table.
+    Absent,
 }
 
 /// Bucket `b` of `bytes` (an empty bucket past the end, which no caller
@@ -381,58 +409,104 @@ fn kept_at(bucket: &[u8; BUCKET], h: u32, j: usize) -> Kept {
     }
 }
 
-/// Where `k` is in `bytes` (`len` buckets), or where the lookup stopped:
-/// at the first bucket from its home on that no insert went past.
-#[inline]
+/// Where `k` is in `bytes` (`len` buckets): its home, its second bucket,
+/// or the buckets after the home up to the first one no insert went past.
+#[inline(always)]
 fn probe(bytes: &[u8], len: usize, k: Kept) -> Probe {
-    let mut b = home(k.lo, len);
+    let h = home(k.lo, len);
+    let home_bucket = bucket(bytes, h);
+    if let Some(j) = slot_of(home_bucket, k) {
+        return Probe::Found { b: h, j };
+    }
+    let s = second(h, k);
+    if let Some(j) = slot_of(bucket(bytes, s), k) {
+        return Probe::Found { b: s, j };
+    }
+    let mut b = h;
+    let mut passed = header(home_bucket) & OVERFLOW != 0;
     // Bounded by the bucket count, so that even a corrupt table ends.
     for _ in 0..len {
+        if !passed {
+            break;
+        }
+        b = next_bucket(b, len);
         let bk = bucket(bytes, b);
         if let Some(j) = slot_of(bk, k) {
             return Probe::Found { b, j };
         }
-        if header(bk) & OVERFLOW == 0 {
-            return Probe::Absent { b };
-        }
-        b = next_bucket(b, len);
+        passed = header(bk) & OVERFLOW != 0;
     }
-    Probe::Absent { b }
+    Probe::Absent
 }
 
-/// Puts `k` into the first bucket from `b` on that has a free slot, and
-/// marks every full bucket it passes as overflowed. Returns the bucket and
-/// slot, or `None` when `wrap` is false and no bucket up to the end has
-/// room (or, with `wrap`, none at all, which a table under its maximum load
-/// never is).
+/// The second bucket a fingerprint may take: another bucket of its home's
+/// group of [`GROUP`] buckets, chosen by fingerprint bits 64..96 (which the
+/// home does not depend on).
+#[inline(always)]
+fn second(home: usize, k: Kept) -> usize {
+    let r = 1 + ((u64::from(k.mid) * (GROUP as u64 - 1)) >> 32) as usize;
+    home ^ r
+}
+
+/// Puts `k` (not in the table) into the emptier of its home and second
+/// bucket, the home when they are even. When both are full, puts it into
+/// the first bucket after the home that has a free slot, and marks every
+/// full bucket it passes (the home first) as overflowed. Returns the
+/// bucket and slot, or `None` when `wrap` is false and no bucket up to the
+/// end has room (or, with `wrap`, none at all, which a table under its
+/// maximum load never is).
 #[inline]
-fn place(
+fn place(bytes: &mut [u8], len: usize, k: Kept, wrap: bool) -> Option<(usize, usize)> {
+    let h = home(k.lo, len);
+    place_from(bytes, len, h, second(h, k), k, wrap)
+}
+
+/// [`place`] for the home `h` and second bucket `s` of `k` (indexes into
+/// `bytes`, which may be part of a table).
+#[inline(always)]
+fn place_from(
     bytes: &mut [u8],
     len: usize,
-    mut b: usize,
+    h: usize,
+    s: usize,
     k: Kept,
     wrap: bool,
 ) -> Option<(usize, usize)> {
+    let taken_at = |bytes: &[u8], b: usize| (header(bucket(bytes, b)) & COUNT_MASK) as usize;
+    let (at_home, at_second) = (taken_at(bytes, h), taken_at(bytes, s));
+    if at_home.min(at_second) < SLOTS {
+        let b = if at_home <= at_second { h } else { s };
+        return Some((b, put(bytes, b, k)));
+    }
+    let mut b = h;
     for _ in 0..len {
-        let h = header(bucket(bytes, b));
-        let taken = (h & COUNT_MASK) as usize;
-        if taken < SLOTS {
-            let o = b * BUCKET + HEADER + taken * SLOT;
-            if let Some(d) = bytes.get_mut(o..o + SLOT) {
-                d[..8].copy_from_slice(&k.lo.to_le_bytes());
-                d[8..].copy_from_slice(&k.mid.to_le_bytes());
-            }
-            let extra = k.extra << (EXTRA_SHIFT + EXTRA_BITS * taken as u32);
-            set_header(bytes, b, (h + 1) | extra);
-            return Some((b, taken));
+        let hd = header(bucket(bytes, b));
+        if ((hd & COUNT_MASK) as usize) < SLOTS {
+            return Some((b, put(bytes, b, k)));
         }
-        set_header(bytes, b, h | OVERFLOW);
+        set_header(bytes, b, hd | OVERFLOW);
         if b + 1 == len && !wrap {
             return None;
         }
         b = next_bucket(b, len);
     }
     None
+}
+
+/// Puts `k` into the next free slot of bucket `b`, which has one; returns
+/// the slot.
+#[inline(always)]
+fn put(bytes: &mut [u8], b: usize, k: Kept) -> usize {
+    let h = header(bucket(bytes, b));
+    let taken = (h & COUNT_MASK) as usize;
+    let o = b * BUCKET + HEADER + taken * SLOT;
+    if let Some(d) = bytes.get_mut(o..o + SLOT) {
+        d[..8].copy_from_slice(&k.lo.to_le_bytes());
+        d[8..].copy_from_slice(&k.mid.to_le_bytes());
+    }
+    let extra = k.extra << (EXTRA_SHIFT + EXTRA_BITS * taken as u32);
+    set_header(bytes, b, (h + 1) | extra);
+    taken
 }
 
 /// What [`FingerprintTable::insert`] found.
@@ -523,7 +597,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     pub fn find(&self, fp: u128) -> Option<u32> {
         match probe(self.slots.bytes(), self.slots.len(), Kept::of(fp)) {
             Probe::Found { b, j } => Some(self.id_at(b, j)),
-            Probe::Absent { .. } => None,
+            Probe::Absent => None,
         }
     }
 
@@ -545,7 +619,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let len = self.slots.len();
         for (k, item) in items.iter().enumerate() {
             if let Some(ahead) = items.get(k + AHEAD) {
-                prefetch_bucket(bytes, home(fp_of(ahead) as u64, len));
+                prefetch_buckets(bytes, len, Kept::of(fp_of(ahead)));
             }
             each(item, self.find(fp_of(item)))?;
         }
@@ -573,13 +647,13 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let len = self.slots.len();
         match probe(self.slots.bytes(), len, k) {
             Probe::Found { b, j } => Insert::Seen(self.id_at(b, j)),
-            Probe::Absent { b } => {
+            Probe::Absent => {
                 if self.filled + 1 > max_filled(len) {
                     self.grow();
                     return self.insert(fp);
                 }
                 let id = self.next_id();
-                if let Some((b, j)) = place(self.slots.bytes_mut(), len, b, k, true) {
+                if let Some((b, j)) = place(self.slots.bytes_mut(), len, k, true) {
                     self.set_id(b, j, id);
                 }
                 self.filled += 1;
@@ -610,7 +684,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             let ids = &mut self.ids;
             while let Some(item) = items.get(k) {
                 if let Some(ahead) = items.get(k + AHEAD) {
-                    prefetch_bucket(bytes, home(fp_of(ahead) as u64, len));
+                    prefetch_buckets(bytes, len, Kept::of(fp_of(ahead)));
                 }
                 let kept = Kept::of(fp_of(item));
                 let ins = match probe(bytes, len, kept) {
@@ -619,14 +693,14 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                     } else {
                         0
                     }),
-                    Probe::Absent { .. } if filled + 1 > limit => {
+                    Probe::Absent if filled + 1 > limit => {
                         must_grow = true;
                         break;
                     }
-                    Probe::Absent { b } => {
+                    Probe::Absent => {
                         // As `next_id`: the number of fingerprints so far.
                         let id = if WITH_IDS { filled as u32 } else { 0 };
-                        if let Some((b, j)) = place(bytes, len, b, kept, true) {
+                        if let Some((b, j)) = place(bytes, len, kept, true) {
                             if let Some(slot) = ids.get_mut(b * SLOTS + j) {
                                 *slot = id;
                             }
@@ -696,7 +770,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             for j in 0..(h & COUNT_MASK) as usize {
                 let k = kept_at(bk, h, j);
                 let bytes = self.slots.bytes_mut();
-                if let Some((nb, nj)) = place(bytes, new_len, home(k.lo, new_len), k, true) {
+                if let Some((nb, nj)) = place(bytes, new_len, k, true) {
                     let id = old_ids.get(b * SLOTS + j).copied().unwrap_or(0);
                     self.set_id(nb, nj, id);
                 }
@@ -707,14 +781,15 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// After [`Slots::extend_in_place`]: moves every entry (and id) to its
     /// place for the new length, in place, with no second copy.
     ///
-    /// Homes keep the order of the fingerprints' low bits, so an entry's
-    /// new home is at or after its old bucket, except for entries displaced
-    /// far from a home near the start. The buckets are read from the last
-    /// to the first; each one is emptied and its entries placed from their
-    /// new homes on, in buckets that were all read (or are new) already.
-    /// The few entries whose new home is before their old bucket, or whose
-    /// place would wrap around the end, wait in a small list and are
-    /// inserted at the end.
+    /// Homes keep the order of the fingerprints' low bits, and a second
+    /// bucket is in its home's group, so an entry's two new buckets are at
+    /// or after its old bucket, except near the start of the table (about
+    /// the first 400 buckets) and for entries displaced far. The buckets
+    /// are read from the last to the first; each one is emptied and its
+    /// entries placed as an insert would, in buckets that were all read (or
+    /// are new) already. The few entries with a new bucket before their old
+    /// one, or whose place would wrap around the end, wait in a small list
+    /// and are inserted at the end.
     ///
     /// On a rayon pool's thread a large table is rebuilt in two parts at
     /// once (see [`split_point`]): in phase 2 the other workers have often
@@ -738,7 +813,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                     ids,
                     base: 0,
                 };
-                whole.rebuild(len, 0..old_len, &SetAside::default(), &mut waiting);
+                whole.rebuild(len, old_len, 0..old_len, &SetAside::default(), &mut waiting);
             }
             Some((m, d)) => {
                 // The lower part's entries land up to bucket `d`, past its
@@ -759,15 +834,15 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
                 };
                 let mut waiting_high = Vec::new();
                 rayon::join(
-                    || low.rebuild(len, 0..m, &SetAside::default(), &mut waiting),
-                    || high.rebuild(len, d..old_len, &aside, &mut waiting_high),
+                    || low.rebuild(len, old_len, 0..m, &SetAside::default(), &mut waiting),
+                    || high.rebuild(len, old_len, d..old_len, &aside, &mut waiting_high),
                 );
                 waiting.append(&mut waiting_high);
             }
         }
         for (k, id) in waiting {
             let bytes = self.slots.bytes_mut();
-            if let Some((nb, nj)) = place(bytes, len, home(k.lo, len), k, true) {
+            if let Some((nb, nj)) = place(bytes, len, k, true) {
                 self.set_id(nb, nj, id);
             }
         }
@@ -791,11 +866,29 @@ impl Part<'_> {
     fn rebuild(
         mut self,
         len: usize,
+        old_len: usize,
         sources: std::ops::Range<usize>,
         aside: &SetAside,
         waiting: &mut Vec<(Kept, u32)>,
     ) {
+        // The lowest group of buckets prefetched so far.
+        let mut fetched = usize::MAX;
         for b in sources.rev() {
+            // The entries of a bucket land near `b · len / old_len`, each in
+            // one of two buckets of a group: a random order within the
+            // group, which the hardware prefetchers do not follow. So each
+            // group is prefetched whole, a few source buckets before its
+            // entries arrive.
+            let ahead = b.saturating_sub(REBUILD_AHEAD);
+            let group = (ahead as u128 * len as u128 / old_len.max(1) as u128) as usize / GROUP;
+            if group < fetched {
+                for g in group..fetched.min(group + 3) {
+                    for i in 0..GROUP {
+                        prefetch_line(self.bytes, (g * GROUP + i).wrapping_sub(self.base));
+                    }
+                }
+                fetched = group;
+            }
             let local = b - self.base;
             // Copied out first: the bucket's entries may land in it again.
             let bk = *bucket(self.bytes, local);
@@ -838,8 +931,11 @@ impl Part<'_> {
     ) {
         let part_len = self.bytes.len() / BUCKET;
         let h = home(k.lo, len);
-        let local = (h >= from && h >= self.base && h < self.base + part_len)
-            .then(|| place(self.bytes, part_len, h - self.base, k, false))
+        let s = second(h, k);
+        let lowest = from.max(self.base);
+        let end = self.base + part_len;
+        let local = (h.min(s) >= lowest && h.max(s) < end)
+            .then(|| place_from(self.bytes, part_len, h - self.base, s - self.base, k, false))
             .flatten();
         match local {
             Some((nb, nj)) => {
@@ -938,7 +1034,7 @@ fn home(lo: u64, len: usize) -> usize {
 }
 
 /// The length a table of `len` buckets grows to: four times as long up to
-/// one huge page (16 -> 64 -> ... -> 32768 buckets), then the next of the
+/// one huge page (64 -> 256 -> ... -> 32768 buckets), then the next of the
 /// sizes `GROWTH^(i + phase / PHASES)` huge pages, rounded up to whole
 /// pages (a tail in small pages made inserts and rebuilds 1.8 times slower:
 /// TLB misses), and at least one page more.
@@ -1238,7 +1334,7 @@ mod tests {
             len = next_len(len, 0);
             seen.push(len);
         }
-        assert_eq!(seen, [16, 64, 256, 1024, 4096, 16384, 32768]);
+        assert_eq!(seen, [64, 256, 1024, 4096, 16384, 32768]);
         // From one huge page on: steps of about 1.4 in whole pages, each
         // phase on its own sizes.
         let pages = |phase| {
