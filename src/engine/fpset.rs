@@ -618,8 +618,8 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     }
 
     /// [`find`](Self::find) for the fingerprint `fp_of` gives for each of
-    /// `items`, in order, passed to `each` with the item; each home bucket
-    /// is prefetched [`AHEAD`] items early, as in
+    /// `items`, in order, passed to `each` with the item; the two buckets of
+    /// each are prefetched [`AHEAD`] items early, as in
     /// [`insert_all`](Self::insert_all). Stops at the first error of `each`.
     ///
     /// # Errors
@@ -680,8 +680,8 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
 
     /// Inserts the fingerprint `fp_of` gives for each of `items`, in order,
     /// and passes the item and what [`insert`](Self::insert) would have
-    /// returned to `each`. Same results as one `insert` per item, but each
-    /// home bucket is prefetched [`AHEAD`] items early, and the buckets are
+    /// returned to `each`. Same results as one `insert` per item, but the two
+    /// buckets of each are prefetched [`AHEAD`] items early, and the buckets are
     /// looked up once per run between growths instead of once per item.
     #[inline]
     pub fn insert_all<T>(
@@ -1183,7 +1183,9 @@ mod tests {
         let mut n = 0u64;
         while t.slots.len() * BUCKET <= 9 * HUGE_PAGE {
             x = xorshift(x);
-            assert!(t.insert((u128::from(x) << 64) | u128::from(x.rotate_left(29))).is_new());
+            assert!(t
+                .insert((u128::from(x) << 64) | u128::from(x.rotate_left(29)))
+                .is_new());
             n += 1;
             if let SlotMemory::Map { map, .. } = &t.slots.mem {
                 if t.slots.len() >= PAGE_BUCKETS {
