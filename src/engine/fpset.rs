@@ -137,7 +137,10 @@ const RESERVE_FACTOR: usize = 8;
 /// took about 0.85 CPU seconds (by perf samples: the copy 0.4, the page
 /// faults 0.45), against 0.25 for rebuilding in place. Address space that
 /// is never touched costs no memory (the map is made without a swap
-/// reservation).
+/// reservation), but it counts against `ulimit -v` and under strict
+/// overcommit: there a table reserves 8 times its size only (see
+/// [`address_space_is_free`](super::memory::address_space_is_free)), else an
+/// 8 GiB run under `ulimit -v 11500000` ran out of address space.
 const RESERVE_BYTES: usize = 1 << 30;
 
 /// Zero-initialised storage for `len` buckets.
@@ -181,8 +184,10 @@ impl Slots {
                     .map_anon()
             };
             let eight = bytes.saturating_mul(RESERVE_FACTOR);
-            let map = if slack > 0 {
+            let map = if slack > 0 && super::memory::address_space_is_free() {
                 reserve(eight.max(RESERVE_BYTES)).or_else(|_| reserve(eight))
+            } else if slack > 0 {
+                reserve(eight)
             } else {
                 reserve(bytes)
             }

@@ -68,6 +68,33 @@ fn mem_total(meminfo: &str) -> Option<u64> {
     kib.checked_mul(1024)
 }
 
+/// True when address space that is reserved but never touched costs
+/// nothing: no limit on the process's address space (`ulimit -v`), and
+/// no strict overcommit policy, which counts every private writable map
+/// (`vm.overcommit_memory` 2). Read once. False where either cannot be
+/// read: only Linux is known to be generous.
+pub fn address_space_is_free() -> bool {
+    static FREE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FREE.get_or_init(|| {
+        let limits = std::fs::read_to_string("/proc/self/limits").ok();
+        let overcommit = std::fs::read_to_string("/proc/sys/vm/overcommit_memory").ok();
+        match (limits, overcommit) {
+            (Some(l), Some(o)) => address_space_unlimited(&l) && o.trim() != "2",
+            _ => false,
+        }
+    })
+}
+
+/// True when the `Max address space` line of `/proc/self/limits` says
+/// `unlimited` (its soft limit, the first column).
+fn address_space_unlimited(limits: &str) -> bool {
+    limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max address space"))
+        .and_then(|rest| rest.split_whitespace().next())
+        == Some("unlimited")
+}
+
 /// The bytes the seen-set may take under `limit` when the rest of the run
 /// takes `working` bytes: the limit, less what of `working` does not fit in
 /// [`SLACK`], so that the peak stays within the limit plus `SLACK` (and a
@@ -108,6 +135,19 @@ mod tests {
         let t = "MemTotal:       24684096 kB\nMemFree:  1 kB\n";
         assert_eq!(mem_total(t), Some(24_684_096 * 1024));
         assert_eq!(mem_total("nothing"), None);
+    }
+
+    #[test]
+    fn memory_address_space_limit() {
+        let head =
+            "Limit                     Soft Limit           Hard Limit           Units     \n";
+        let free =
+            "Max address space         unlimited            unlimited            bytes     \n";
+        let capped =
+            "Max address space         4096000000           unlimited            bytes     \n";
+        assert!(address_space_unlimited(&format!("{head}{free}")));
+        assert!(!address_space_unlimited(&format!("{head}{capped}")));
+        assert!(!address_space_unlimited(head));
     }
 
     #[test]
