@@ -1179,6 +1179,49 @@ mod tests {
     }
 
     #[test]
+    fn fpset_two_buckets_then_the_chain_past_the_home() {
+        // Twelve fingerprints with the same home and the same second bucket
+        // (same low 64 bits, same top bits of 64..96): the first ten fill
+        // the two buckets, taking the emptier (the home when even), the
+        // last two go on past the home, which is marked overflowed.
+        let mut t = FingerprintTable::<true>::default();
+        let lo = u64::MAX / 3;
+        let fps: Vec<u128> = (0..12u128).map(|j| (j << 64) | u128::from(lo)).collect();
+        for (id, &fp) in fps.iter().enumerate() {
+            assert_eq!(t.insert(fp), Insert::New(id as u32));
+        }
+        let len = t.slots.len();
+        let h = home(lo, len);
+        let s = second(h, Kept::of(fps[0]));
+        assert_eq!(s, second(h, Kept::of(fps[11])), "one second bucket");
+        assert_eq!(s / GROUP, h / GROUP, "in the home's group");
+        let bytes = t.slots.bytes();
+        let places: Vec<usize> = fps
+            .iter()
+            .map(|&fp| match probe(bytes, len, Kept::of(fp)) {
+                Probe::Found { b, .. } => b,
+                Probe::Absent => usize::MAX,
+            })
+            .collect();
+        let alternating: Vec<usize> = (0..10).map(|i| if i % 2 == 0 { h } else { s }).collect();
+        assert_eq!(places[..10], alternating[..]);
+        assert!(places[10..]
+            .iter()
+            .all(|&b| b != h && b != s && b != usize::MAX));
+        assert_ne!(header(bucket(bytes, h)) & OVERFLOW, 0);
+        assert_eq!(header(bucket(bytes, s)) & OVERFLOW, 0);
+        // A thirteenth with the same home is absent; all twelve are found
+        // with their ids, here and after the table grows.
+        assert_eq!(t.find((99 << 64) | u128::from(lo)), None);
+        for _ in 0..2 {
+            for (id, &fp) in fps.iter().enumerate() {
+                assert_eq!(t.find(fp), Some(id as u32));
+            }
+            t.grow();
+        }
+    }
+
+    #[test]
     fn fpset_grows_in_place_past_eight_times_its_first_map() {
         // From its first huge page to more than 8 times that, a table stays
         // in the map it started in (`RESERVE_BYTES`), where the system lets
