@@ -1,6 +1,6 @@
 //! The memory limit: parsed from a size (`512M`, `4G`), or by default a
 //! share of what the machine (or the cgroup) allows, and how much of it
-//! the seen-set may take.
+//! the seen-set may take; and whether reserving address space is free.
 
 /// Share of physical memory a run may use by default: half, since the
 /// page cache and other processes need the rest.
