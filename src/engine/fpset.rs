@@ -36,7 +36,7 @@
 //! table would balance a little better, but a rebuild in place (see
 //! `FingerprintTable::rebuild_in_place`) needs entries to move only a short
 //! way.
-
+//!
 //! # Growth and memory
 //!
 //! A table grows before more than 87.5 % of its slots are taken. Below one
@@ -174,9 +174,9 @@ impl Slots {
             // touched, so it costs address space, not memory.
             let slack = if bytes >= HUGE_PAGE { HUGE_PAGE } else { 0 };
             // Room to grow in place: address space only (never touched
-            // until used). Falls back to less room, then to the exact
-            // size, if the system refuses that much address space (as a
-            // strict overcommit policy may).
+            // until used), generous only where that is free. Falls back to
+            // less room, then to the exact size, if the system refuses
+            // that much address space.
             let reserve = |room: usize| {
                 memmap2::MmapOptions::new()
                     .len(room + slack)
@@ -493,17 +493,20 @@ fn place_from(
     k: Kept,
     wrap: bool,
 ) -> Option<(usize, usize)> {
-    let taken_at = |bytes: &[u8], b: usize| (header(bucket(bytes, b)) & COUNT_MASK) as usize;
-    let (at_home, at_second) = (taken_at(bytes, h), taken_at(bytes, s));
-    if at_home.min(at_second) < SLOTS {
-        let b = if at_home <= at_second { h } else { s };
-        return Some((b, put(bytes, b, k)));
+    let (at_home, at_second) = (header(bucket(bytes, h)), header(bucket(bytes, s)));
+    if (at_home & COUNT_MASK).min(at_second & COUNT_MASK) < SLOTS as u32 {
+        let (b, hd) = if at_home & COUNT_MASK <= at_second & COUNT_MASK {
+            (h, at_home)
+        } else {
+            (s, at_second)
+        };
+        return Some((b, put(bytes, b, hd, k)));
     }
     let mut b = h;
     for _ in 0..len {
         let hd = header(bucket(bytes, b));
         if ((hd & COUNT_MASK) as usize) < SLOTS {
-            return Some((b, put(bytes, b, k)));
+            return Some((b, put(bytes, b, hd, k)));
         }
         set_header(bytes, b, hd | OVERFLOW);
         if b + 1 == len && !wrap {
@@ -514,11 +517,10 @@ fn place_from(
     None
 }
 
-/// Puts `k` into the next free slot of bucket `b`, which has one; returns
-/// the slot.
+/// Puts `k` into the next free slot of bucket `b`, whose header is `h` and
+/// which has one; returns the slot.
 #[inline(always)]
-fn put(bytes: &mut [u8], b: usize, k: Kept) -> usize {
-    let h = header(bucket(bytes, b));
+fn put(bytes: &mut [u8], b: usize, h: u32, k: Kept) -> usize {
     let taken = (h & COUNT_MASK) as usize;
     let o = b * BUCKET + HEADER + taken * SLOT;
     if let Some(d) = bytes.get_mut(o..o + SLOT) {
