@@ -73,13 +73,16 @@ def main() -> None:
     parser.add_argument("b")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
-    runs = {opts.a: Runs(), opts.b: Runs()}
-    order = [opts.a, opts.b, opts.b, opts.a] * opts.rounds
+    # Kept by label, not by path: an A/A test passes the same binary twice.
+    binaries = {"A": opts.a, "B": opts.b}
+    runs = {"A": Runs(), "B": Runs()}
+    order = ["A", "B", "B", "A"] * opts.rounds
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out")
-        for turn, binary in enumerate(order):
+        for turn, label in enumerate(order):
+            binary = binaries[label]
             wall, user, system, peak, stderr = run_once(binary, opts.args, out)
-            r = runs[binary]
+            r = runs[label]
             r.wall.append(wall)
             r.user.append(user)
             r.sys.append(system)
@@ -89,8 +92,8 @@ def main() -> None:
                 r.phases.setdefault(name, []).append(float(seconds))
             print(f"{turn + 1:3} {binary}: {wall:.3f} s", file=sys.stderr)
     print(f"{len(order) // 2} runs each, in the order A B B A; medians (seconds, MiB):")
-    for label, binary in (("A", opts.a), ("B", opts.b)):
-        r = runs[binary]
+    for label, binary in binaries.items():
+        r = runs[label]
         phases = ", ".join(f"{k} {median(v)}" for k, v in r.phases.items())
         print(
             f"{label} {binary}: wall {median(r.wall)}, user {median(r.user)}, "
@@ -100,7 +103,7 @@ def main() -> None:
             walls = [w for w, p in zip(r.wall, r.turn, strict=True) if p == t]
             syss = [s for s, p in zip(r.sys, r.turn, strict=True) if p == t]
             print(f"    {('even', 'odd')[t]} turns: wall {median(walls)}, sys {median(syss)}")
-    a, b = statistics.median(runs[opts.a].wall), statistics.median(runs[opts.b].wall)
+    a, b = statistics.median(runs["A"].wall), statistics.median(runs["B"].wall)
     print(f"B / A wall: {b / a:.3f}")
 
 
