@@ -842,6 +842,50 @@ proptest! {
     }
 }
 
+#[test]
+fn dedup_tables_sized_from_the_input_size_change_nothing() {
+    // An input of known size lets the seen-set grow to its projected size
+    // in one step (engine::projection); a stream of unknown size grows
+    // step by step. 60,000 distinct keys (3,750 a shard, past several
+    // sizes): a new key every second line, then every sixth, with repeats
+    // from anywhere before; chunks of 8 KiB make a few hundred batches.
+    // Every way gives the naive reference's output, for every selection.
+    let mut input = Vec::new();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut keys = 0u64;
+    for i in 0..200_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let every = if i < 80_000 { 2 } else { 6 };
+        let n = if i % every == 0 {
+            keys += 1;
+            keys - 1
+        } else {
+            x % keys
+        };
+        input.extend_from_slice(
+            format!("http://h{}.example/p/{n}?q={}\n", n % 97, n % 5).as_bytes(),
+        );
+    }
+    let canon = Keyer::default();
+    for select in [Select::Unique, Select::Duplicates, Select::Counts] {
+        let (want, _) = reference(&canon, &input, select, Emit::Original, 1 << 20);
+        for (threads, stream) in [(1, false), (2, false), (2, true)] {
+            let mut config = Config::new(canon.clone());
+            config.threads = threads;
+            config.chunk_size = 8 << 10;
+            config.select = select;
+            let (got, stats) = run_engine(&config, &input, stream).expect("in memory");
+            assert!(
+                got == want,
+                "{select:?}, {threads} threads, stream {stream}"
+            );
+            assert_eq!(stats.unique, 60_000);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Larger than memory: a spilled run equals the in-memory run.
 

@@ -55,6 +55,11 @@
 //! space, without a second copy of their entries (see
 //! `FingerprintTable::grow`).
 //!
+//! A table that is told how many fingerprints to expect
+//! ([`FingerprintTable::expect`]; the engine projects it from the input's
+//! size) skips the sizes between: its next growth goes to the first size
+//! that holds them all.
+//!
 //! Buckets are prefetched a few inserts ahead
 //! ([`FingerprintTable::insert_all`]): without it a 1 GiB engine-only run
 //! took 40 % more CPU.
@@ -567,6 +572,9 @@ pub struct FingerprintTable<const WITH_IDS: bool> {
     filled: usize,
     /// Shifts this table's sizes (see the module docs), below [`PHASES`].
     phase: usize,
+    /// Fingerprints the table is expected to hold in the end (see
+    /// [`expect`](Self::expect)); 0 when unknown.
+    expected: usize,
 }
 
 impl<const WITH_IDS: bool> Default for FingerprintTable<WITH_IDS> {
@@ -592,7 +600,19 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             },
             filled: 0,
             phase: phase % PHASES,
+            expected: 0,
         }
+    }
+
+    /// Tells the table how many fingerprints it is expected to hold in the
+    /// end (0: unknown, the default). Its next growth then goes straight
+    /// to the first of its sizes that holds that many, instead of taking
+    /// every step of about 1.3 on the way, each of which moves every entry;
+    /// a smaller table still grows first. The expectation changes nothing
+    /// else: with too low a one the table grows step by step after it, too
+    /// high a one only costs memory.
+    pub fn expect(&mut self, fingerprints: usize) {
+        self.expected = fingerprints;
     }
 
     /// Number of distinct fingerprints stored.
@@ -657,9 +677,19 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let want = self.filled + more;
         let mut len = self.slots.len();
         while want > max_filled(len) {
-            len = next_len(len, self.phase);
+            len = self.grown_len(len);
         }
         len * (BUCKET + Self::ID_BYTES)
+    }
+
+    /// The length a table of `len` buckets grows to: the next of its sizes,
+    /// or a later one that holds the expected fingerprints.
+    fn grown_len(&self, len: usize) -> usize {
+        let mut grown = next_len(len, self.phase);
+        while max_filled(grown) < self.expected {
+            grown = next_len(grown, self.phase);
+        }
+        grown
     }
 
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
@@ -766,13 +796,14 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         }
     }
 
-    /// Grows to the next length: in place when the map has room, else
-    /// into a new map (or vector) with every entry inserted again.
+    /// Grows to the next length (see [`grown_len`](Self::grown_len)): in
+    /// place when the map has room, else into a new map (or vector) with
+    /// every entry inserted again.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
         let old_len = self.slots.len();
-        let new_len = next_len(old_len, self.phase);
+        let new_len = self.grown_len(old_len);
         if self.slots.extend_in_place(new_len) {
             self.rebuild_in_place(old_len);
             return;
@@ -1323,6 +1354,67 @@ mod tests {
             check_against_map(&mut f, &fps);
             assert!(!f.contains(fingerprint(b"absent")));
         });
+    }
+
+    #[test]
+    fn fpset_expected_size_is_reached_in_one_growth() {
+        // A table told to expect 600,000 fingerprints goes from its first
+        // length straight to one that holds them all, and so does one told
+        // at 4 MiB (2 huge pages, to 5); `bytes_after` says so beforehand.
+        // The long jumps (the second one rebuilds in place where the
+        // address space allows) lose no entry and no id, crowds of shared
+        // homes included.
+        let fps = crowded_fps(600_000, 0x5851_f42d_4c95_7f2d, 40, 3, |i, x| {
+            (u64::MAX / 7 * (i % 7)).wrapping_sub(x & 0xfff)
+        });
+        let distinct = fps.iter().collect::<std::collections::HashSet<_>>().len();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("pool");
+        for start_at in [0, 200_000] {
+            pool.install(|| {
+                let mut t = FingerprintTable::<true>::with_phase(3);
+                let (early, late) = fps.split_at(start_at);
+                check_against_map(&mut t, early);
+                t.expect(distinct);
+                let before = t.slots.len();
+                let predicted = t.bytes_after(max_filled(before) + 1 - t.len());
+                let mut lens = vec![before];
+                let mut all = early.to_vec();
+                for &fp in late {
+                    all.push(fp);
+                    t.insert(fp);
+                    if lens.last() != Some(&t.slots.len()) {
+                        lens.push(t.slots.len());
+                    }
+                }
+                assert_eq!(lens.len(), 2, "one growth: {lens:?}");
+                if start_at > 0 {
+                    assert_eq!(before, 2 * PAGE_BUCKETS);
+                }
+                assert!(max_filled(lens[1]) >= distinct);
+                assert!(
+                    max_filled(next_len(before, 3)) < distinct,
+                    "past the next step"
+                );
+                assert_eq!(predicted, lens[1] * (BUCKET + 4 * SLOTS));
+                let mut again = FingerprintTable::<true>::with_phase(3);
+                check_against_map(&mut again, &all);
+                for &fp in &all {
+                    assert_eq!(t.find(fp), again.find(fp));
+                }
+            });
+        }
+        // Without an expectation, the same table takes many steps.
+        let mut t = FingerprintTable::<false>::with_phase(3);
+        let mut growths = 0;
+        for &fp in &fps {
+            let len = t.slots.len();
+            t.insert(fp);
+            growths += usize::from(t.slots.len() != len);
+        }
+        assert!(growths > 5, "{growths} growths");
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub mod memory;
 mod newlines;
 mod observe;
 mod output;
+mod projection;
 mod rss;
 mod run;
 mod seen;

@@ -21,6 +21,7 @@ use super::input::{self, Input, SharedBytes, Source};
 use super::lines;
 use super::memory;
 use super::observe::{Observer, Progress, Warning};
+use super::projection::Projection;
 use super::shard::{SHARDS, SHARD_BITS};
 use super::share::share_out;
 use super::spill::{
@@ -99,6 +100,7 @@ pub fn run(
 
     let mut driver = Driver::new(config, &names, threads, &pool);
     driver.limit(limit, limits.chunk_size, batch_len);
+    driver.project(total, Arc::clone(&raw_read));
     let render = driver.render();
     let result = std::thread::scope(|scope| {
         let (chunk_tx, chunk_rx) = mpsc::sync_channel(READ_AHEAD);
@@ -412,6 +414,11 @@ struct Driver<'a> {
     /// Lines left undecided since the run spilled.
     undecided: u64,
     spilling: Option<Spilling>,
+    /// The final number of distinct keys, projected from the input read.
+    projection: Projection,
+    /// Bytes of input read so far (by the reader thread, a few chunks
+    /// ahead of the batch in hand).
+    raw_read: Arc<AtomicU64>,
 }
 
 impl<'a> Driver<'a> {
@@ -449,7 +456,54 @@ impl<'a> Driver<'a> {
             seq: 0,
             undecided: 0,
             spilling: None,
+            projection: Projection::new(None),
+            raw_read: Arc::default(),
         }
+    }
+
+    /// Projects the run's final number of distinct keys from `raw_read`,
+    /// the bytes read of inputs of `total` bytes (`None`: unknown, and the
+    /// seen-set grows step by step).
+    fn project(&mut self, total: Option<u64>, raw_read: Arc<AtomicU64>) {
+        self.projection = Projection::new(total);
+        self.raw_read = raw_read;
+    }
+
+    /// The number of distinct keys each shard is expected to end with: its
+    /// share of the projected final count (0 when there is none). No more:
+    /// sizes come in steps of 1.3, so a margin of a few percent would take
+    /// some shards a whole step further. A shard that ends a little past its
+    /// expected size grows once more, as it would have without one.
+    fn expected_per_shard(&mut self) -> usize {
+        let read = self.raw_read.load(Ordering::Relaxed);
+        let projected = self.projection.update(read, self.stats.unique);
+        projected.map_or(0, |p| {
+            usize::try_from(p / SHARDS as u64).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// Tells every shard's set to expect `keys` distinct keys.
+    fn expect_keys(&mut self, keys: usize) {
+        for shard in &mut self.shards {
+            shard.expect(keys);
+        }
+    }
+
+    /// True when phase 2 of `batch` would take the seen-set past its
+    /// budget even when it grows step by step. Before that, the sets are
+    /// told the projected size to grow to, unless that alone would pass
+    /// the budget (the run may spill later; until then, steps).
+    fn must_spill(&mut self, batch: &[ChunkState]) -> bool {
+        let expected = self.expected_per_shard();
+        self.expect_keys(expected);
+        if !self.over_budget(batch) {
+            return false;
+        }
+        if expected == 0 {
+            return true;
+        }
+        self.expect_keys(0);
+        self.over_budget(batch)
     }
 
     /// Sets the seen-set's budget from the memory limit: the limit less
@@ -676,7 +730,7 @@ impl<'a> Driver<'a> {
         );
         self.stats.phases.keys += phase.elapsed();
         self.account(batch, observer);
-        if self.spilling.is_none() && self.over_budget(batch) {
+        if self.spilling.is_none() && self.must_spill(batch) {
             let base = batch.first().map_or(self.seq, |w| w.seq_base);
             self.start_spill(out, base)?;
         }

@@ -122,6 +122,17 @@ impl ShardSet {
         }
     }
 
+    /// Tells a fingerprint set how many keys it is expected to end with,
+    /// so that it grows to that size in one step (see
+    /// [`FingerprintTable::expect`]); an exact set ignores it.
+    pub fn expect(&mut self, keys: usize) {
+        match self {
+            Self::Fingerprints(t) => t.expect(keys),
+            Self::FingerprintIds(t) => t.expect(keys),
+            Self::Exact(_) => {}
+        }
+    }
+
     /// Bytes the set would take after `more` new keys (for an exact set,
     /// an estimate from the mean length of its keys so far).
     pub fn bytes_after(&self, more: usize) -> usize {

@@ -104,6 +104,12 @@ impl ShardState {
         new
     }
 
+    /// Tells the set how many distinct keys it is expected to end with
+    /// (see [`ShardSet::expect`]).
+    pub fn expect(&mut self, keys: usize) {
+        self.set.expect(keys);
+    }
+
     /// Bytes this shard would take after `more` new keys: its set, and
     /// with counts, its counts and global indexes (vectors double).
     pub fn bytes_after(&self, more: usize) -> usize {
