@@ -25,7 +25,7 @@ use super::super::shard::ShardSet;
 use super::super::Select;
 use super::entries::{EntryReader, Printed};
 use super::files::{read_record, read_words, Partitions, SpillDir};
-use super::{SpillTuning, PARTITION_BITS, RESOLVE_BYTES_PER_KEY};
+use super::{SpillTuning, PARTITION_BITS, RECORD_BYTES, RESOLVE_BYTES_PER_KEY};
 
 /// Read buffer of each run during a merge (256 runs: 4 MiB).
 const RUN_BUFFER: usize = 16 << 10;
@@ -331,6 +331,14 @@ fn resolve(
     };
     let mut too_many = false;
     if let ShardSet::FingerprintIds(t) = &mut table {
+        // The partition's records bound its distinct keys: the table grows
+        // to hold that many (or the partition's share of the budget) in one
+        // step rather than by steps of 1.3, each of which moves every entry.
+        let records = reader.get_ref().metadata().map_or(0, |m| m.len()) / RECORD_BYTES as u64;
+        t.expect(
+            usize::try_from(records)
+                .map_or(tuning.partition_keys, |r| r.min(tuning.partition_keys)),
+        );
         // Records a block at a time, inserted with their buckets
         // prefetched; the size is checked after each block, so a
         // partition may pass its share by one block's keys before it is
