@@ -489,21 +489,21 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// True when phase 2 of `batch` would take the seen-set past its
-    /// budget even when it grows step by step. Before that, the sets are
-    /// told the projected size to grow to, unless that alone would pass
-    /// the budget (the run may spill later; until then, steps).
+    /// True when phase 2 of `batch` could take the seen-set past its
+    /// budget. Before that, the sets are told the projected size to grow
+    /// to, if every shard at that size fits the budget. If not, the run
+    /// will likely spill; until it must, the sets grow by steps, which keeps
+    /// them as small as they can be (with a limit just above what the steps
+    /// reach, sets sized by the projection would have spilled where steps
+    /// did not).
     fn must_spill(&mut self, batch: &[ChunkState]) -> bool {
         let expected = self.expected_per_shard();
         self.expect_keys(expected);
-        if !self.over_budget(batch) {
-            return false;
+        if expected > 0 && !self.fits_budget(batch, |_, shard| expected.saturating_sub(shard.len()))
+        {
+            self.expect_keys(0);
         }
-        if expected == 0 {
-            return true;
-        }
-        self.expect_keys(0);
-        self.over_budget(batch)
+        !self.fits_budget(batch, |s, _| batch.iter().map(|w| w.bucket_len(s)).sum())
     }
 
     /// Sets the seen-set's budget from the memory limit: the limit less
@@ -537,23 +537,26 @@ impl<'a> Driver<'a> {
             .max(MIN_PARTITION_KEYS)
     }
 
-    /// True when phase 2 of `batch` could take the seen-set past its
-    /// budget: every shard at its size after all of its entries are new,
-    /// and with counts, the lines kept.
-    fn over_budget(&self, batch: &[ChunkState]) -> bool {
+    /// True when the seen-set stays within its budget with `more(s, shard)`
+    /// new keys in each shard `s` (every shard at its size after them), and
+    /// with counts, the lines of `batch` kept.
+    fn fits_budget(
+        &self,
+        batch: &[ChunkState],
+        more: impl Fn(usize, &ShardState) -> usize,
+    ) -> bool {
         #[cfg(feature = "testing")]
         if let Some(k) = self.config.spill_hooks.after_keys {
             if self.stats.unique >= k {
-                return true;
+                return false;
             }
         }
         let Some(budget) = self.budget else {
-            return false;
+            return true;
         };
         let mut total = 0usize;
         for (s, shard) in self.shards.iter().enumerate() {
-            let more: usize = batch.iter().map(|w| w.bucket_len(s)).sum();
-            total += shard.bytes_after(more);
+            total += shard.bytes_after(more(s, shard));
         }
         if self.config.select == Select::Counts {
             let bytes: usize = batch.iter().map(|w| w.bytes().len()).sum();
@@ -561,7 +564,7 @@ impl<'a> Driver<'a> {
             let ends = self.uniques.ends.len() + keys;
             total += (self.uniques.bytes.len() + bytes) * 2 + ends * 16;
         }
-        total as u64 > budget
+        total as u64 <= budget
     }
 
     /// Starts spilling: the directory, the partition files, and the lines
