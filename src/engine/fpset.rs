@@ -607,10 +607,10 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// Tells the table how many fingerprints it is expected to hold in the
     /// end (0: unknown, the default). Its next growth then goes straight
     /// to the first of its sizes that holds that many, instead of taking
-    /// every step of about 1.3 on the way, each of which moves every entry;
-    /// a smaller table still grows first. The expectation changes nothing
-    /// else: with too low a one the table grows step by step after it, too
-    /// high a one only costs memory.
+    /// every step of about 1.3 on the way, each of which moves every entry.
+    /// The table does not grow before it is full. The expectation changes
+    /// nothing else: past too low a one the table grows step by step, and
+    /// too high a one only costs memory.
     pub fn expect(&mut self, fingerprints: usize) {
         self.expected = fingerprints;
     }
@@ -1360,7 +1360,7 @@ mod tests {
     fn fpset_expected_size_is_reached_in_one_growth() {
         // A table told to expect 600,000 fingerprints goes from its first
         // length straight to one that holds them all, and so does one told
-        // at 4 MiB (2 huge pages, to 5); `bytes_after` says so beforehand.
+        // at 4 MiB (2 huge pages); `bytes_after` says so beforehand.
         // The long jumps (the second one rebuilds in place where the
         // address space allows) lose no entry and no id, crowds of shared
         // homes included.
