@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use urikey::engine::{memory, OverLimit, SeenSet};
 use urikey::uri::key::Relative;
@@ -36,7 +36,8 @@ fn over_limit(e: &OverLimit) -> PyErr {
 impl PyDeduplicator {
     #[new]
     #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false,
-        compat = None, memory_limit = None))]
+        compat = None, memory_limit = None, expected_keys = None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         profile: &str,
         enable: Option<&Bound<'_, PyAny>>,
@@ -44,7 +45,15 @@ impl PyDeduplicator {
         lenient: bool,
         compat: Option<&str>,
         memory_limit: Option<&Bound<'_, PyAny>>,
+        expected_keys: Option<i64>,
     ) -> PyResult<Self> {
+        // About how many distinct keys the caller will add: the tables
+        // grow to that size in one step (`SeenSet::with_expected_keys`).
+        let expected = match expected_keys {
+            Some(n) => u64::try_from(n)
+                .map_err(|_| PyValueError::new_err("expected_keys cannot be negative"))?,
+            None => 0,
+        };
         let keying = options::build(options::config(
             profile, enable, disable, lenient, "uri", compat,
         )?);
@@ -54,7 +63,8 @@ impl PyDeduplicator {
         let limit = options::memory_limit(memory_limit)?.or_else(memory::default_limit);
         let seen = Mutex::new(
             SeenSet::new(keying.keyer.clone().with_relative(Relative::Reject))
-                .with_memory_limit(limit),
+                .with_memory_limit(limit)
+                .with_expected_keys(expected),
         );
         Ok(Self { keying, seen })
     }

@@ -138,6 +138,29 @@ def test_deduplicator_memory_limit_refuses_a_batch_whole() -> None:
         urikey.Deduplicator(memory_limit=True)
 
 
+def test_deduplicator_expected_keys_size_the_set_once() -> None:
+    urls = [f"http://example.com/{(i * 7) % 300_000}" for i in range(450_000)]
+    plain = urikey.Deduplicator()
+    told = urikey.Deduplicator(expected_keys=1_200_000)
+    sizes = set()
+    for start in range(0, len(urls), 10_000):
+        batch = urls[start : start + 10_000]
+        assert told.add(batch) == plain.add(batch)
+        sizes.add(told.memory_bytes)
+    assert len(told) == len(plain) == 300_000
+    # Grown to the expected size at its first growth, in the first batch,
+    # and not again; sized for four times the keys it got, it ends larger.
+    assert len(sizes) == 1
+    assert told.memory_bytes > plain.memory_bytes
+    # An expectation past the memory limit is not used: grown by steps.
+    capped = urikey.Deduplicator(expected_keys=1_200_000, memory_limit=plain.memory_bytes)
+    for start in range(0, len(urls), 10_000):
+        capped.add(urls[start : start + 10_000])
+    assert capped.memory_bytes == plain.memory_bytes
+    with pytest.raises(ValueError, match="negative"):
+        urikey.Deduplicator(expected_keys=-1)
+
+
 def test_dedup_file_spills_under_a_memory_limit(cli: Path, tmp_path: Path) -> None:
     want, _ = cli_dedup(cli, tmp_path, "--profile", "crawl")
     spill = tmp_path / "spill"

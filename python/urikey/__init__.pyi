@@ -73,6 +73,7 @@ class Deduplicator:
         lenient: bool = False,
         compat: Compat | str | None = None,
         memory_limit: int | str | None = None,
+        expected_keys: int | None = None,
     ) -> None: ...
     @overload
     def add(self, urls: ArrowLike) -> Any: ...

@@ -98,6 +98,9 @@ pub struct SeenSet {
     shards: Vec<FingerprintTable<false>>,
     pool: Option<Arc<rayon::ThreadPool>>,
     limit: Option<u64>,
+    /// Distinct keys the caller expects (see
+    /// [`with_expected_keys`](Self::with_expected_keys)); 0 when unknown.
+    expected: u64,
 }
 
 impl SeenSet {
@@ -109,6 +112,40 @@ impl SeenSet {
             shards: (0..SHARDS).map(FingerprintTable::with_phase).collect(),
             pool: None,
             limit: None,
+            expected: 0,
+        }
+    }
+
+    /// Expect about `keys` distinct keys in all (0: unknown, the default):
+    /// each table then grows straight to the size that holds its share,
+    /// the first time it must grow, instead of by steps of about 1.3,
+    /// each of which moves every key it holds (see
+    /// [`FingerprintTable::expect`]). Nothing else changes: past the
+    /// expected count the set grows by steps again, and a count that is
+    /// too high costs memory only. An expectation whose tables would pass
+    /// the memory limit is not used.
+    pub fn with_expected_keys(mut self, keys: u64) -> Self {
+        self.expected = keys;
+        self.apply_expected();
+        self
+    }
+
+    /// Tells every table its share of the expected keys, if the tables at
+    /// that size fit the memory limit (else none).
+    fn apply_expected(&mut self) {
+        let share = usize::try_from(self.expected / SHARDS as u64).unwrap_or(usize::MAX);
+        for t in &mut self.shards {
+            t.expect(share);
+        }
+        let more: [usize; SHARDS] =
+            std::array::from_fn(|s| share.saturating_sub(self.shards[s].len()));
+        if self
+            .limit
+            .is_some_and(|limit| self.bytes_after(&more) > limit)
+        {
+            for t in &mut self.shards {
+                t.expect(0);
+            }
         }
     }
 
@@ -119,6 +156,7 @@ impl SeenSet {
     /// are held besides, for the length of the rebuild.
     pub fn with_memory_limit(mut self, limit: Option<u64>) -> Self {
         self.limit = limit;
+        self.apply_expected();
         self
     }
 
@@ -414,6 +452,42 @@ mod tests {
         let mut by_fp = SeenSet::new(keyer);
         assert_eq!(by_fp.add_fingerprints(&fps).unwrap(), vec![true; 10]);
         assert_eq!(by_fp.add_fingerprints(&fps[..2]).unwrap(), vec![false; 2]);
+    }
+
+    #[test]
+    fn seen_set_expected_keys_change_no_verdict() {
+        // 300,000 distinct keys in batches: a set told to expect four
+        // times as many answers as one told nothing; its tables take one
+        // growth each where the other's take several, and end larger
+        // (sized for the expectation). An expectation past the memory
+        // limit is not used.
+        let keyer = KeyConfig::default().keyer();
+        let lines: Vec<String> = (0..450_000)
+            .map(|i| format!("http://example.com/{}", (i * 7) % 300_000))
+            .collect();
+        let opt: Vec<Option<&str>> = lines.iter().map(|l| Some(l.as_str())).collect();
+        let mut plain = SeenSet::new(keyer.clone());
+        let mut told = SeenSet::new(keyer.clone()).with_expected_keys(1_200_000);
+        let mut small_told = SeenSet::new(keyer.clone()).with_expected_keys(1_200_000);
+        let mut grown = (0, 0);
+        for part in opt.chunks(10_000) {
+            let before = (plain.heap_bytes(), told.heap_bytes());
+            assert_eq!(plain.add(part).unwrap(), told.add(part).unwrap());
+            grown.0 += usize::from(plain.heap_bytes() != before.0);
+            grown.1 += usize::from(told.heap_bytes() != before.1);
+        }
+        assert_eq!((plain.len(), told.len()), (300_000, 300_000));
+        assert_eq!(grown.1, 1, "{grown:?}");
+        assert!(grown.0 > 2, "{grown:?}");
+        // A limit that fits the plain set's final size but not the
+        // expected one: the expectation is dropped and nothing is refused.
+        let limit = plain.heap_bytes() as u64;
+        assert!((told.heap_bytes() as u64) > limit);
+        small_told = small_told.with_memory_limit(Some(limit));
+        for part in opt.chunks(10_000) {
+            small_told.add(part).unwrap();
+        }
+        assert_eq!(small_told.heap_bytes(), plain.heap_bytes());
     }
 
     #[test]
