@@ -6,6 +6,10 @@
 //! about 16 MB) and one that does not (8 M keys, about 130 MB: the set of
 //! a 1 GiB dump). Every run checks the number of new verdicts.
 //!
+//! `add_fingerprints/8M-expected` is the 8 M case with the set told to
+//! expect its keys ([`SeenSet::with_expected_keys`]), so that each table
+//! grows once instead of by steps of 1.3.
+//!
 //! `add_lines` feeds URL lines instead ([`SeenSet::add`], which keys them
 //! first, as Python's `Deduplicator.add` does): 1 M distinct URLs in the
 //! same pattern of new and repeated keys.
@@ -72,16 +76,18 @@ fn key_batches<T>(distinct: u64, item: impl Fn(u64) -> T) -> Vec<Vec<T>> {
     all
 }
 
-/// Feeds `input` batch by batch to a new set on `threads` threads; `add`
-/// adds one batch and counts its new verdicts, which must number
-/// `distinct` in all.
+/// Feeds `input` batch by batch to a new set on `threads` threads, told to
+/// expect `expected` keys (0: nothing); `add` adds one batch and counts its
+/// new verdicts, which must number `distinct` in all.
 fn feed<T>(
     threads: usize,
+    expected: u64,
     input: &[Vec<T>],
     distinct: u64,
     add: impl Fn(&mut SeenSet, &[T]) -> u64,
 ) -> u64 {
     let mut set = SeenSet::new(KeyConfig::default().keyer())
+        .with_expected_keys(expected)
         .with_threads(threads)
         .expect("worker threads");
     let new: u64 = input.iter().map(|batch| add(&mut set, batch)).sum();
@@ -96,19 +102,27 @@ fn bench_seen_set(c: &mut Criterion) {
         let input = batches(distinct);
         let total: usize = input.iter().map(Vec::len).sum();
         group.throughput(Throughput::Elements(total as u64));
-        for threads in [1usize, 2] {
-            let id = BenchmarkId::new(
-                format!("add_fingerprints/{}M", distinct / 1_000_000),
-                format!("{threads}t"),
-            );
-            group.bench_function(id, |b| {
-                b.iter(|| {
-                    feed(threads, &input, distinct, |set, batch| {
-                        let verdicts = set.add_fingerprints(batch).expect("no memory limit");
-                        verdicts.iter().filter(|&&v| v).count() as u64
-                    })
+        let expected_too = if distinct > 1_000_000 {
+            vec![0, distinct]
+        } else {
+            vec![0]
+        };
+        for expected in expected_too {
+            for threads in [1usize, 2] {
+                let told = if expected > 0 { "-expected" } else { "" };
+                let id = BenchmarkId::new(
+                    format!("add_fingerprints/{}M{told}", distinct / 1_000_000),
+                    format!("{threads}t"),
+                );
+                group.bench_function(id, |b| {
+                    b.iter(|| {
+                        feed(threads, expected, &input, distinct, |set, batch| {
+                            let verdicts = set.add_fingerprints(batch).expect("no memory limit");
+                            verdicts.iter().filter(|&&v| v).count() as u64
+                        })
+                    });
                 });
-            });
+            }
         }
     }
     let distinct = 1_000_000u64;
@@ -119,7 +133,7 @@ fn bench_seen_set(c: &mut Criterion) {
         let id = BenchmarkId::new("add_lines/1M", format!("{threads}t"));
         group.bench_function(id, |b| {
             b.iter(|| {
-                feed(threads, &input, distinct, |set, batch| {
+                feed(threads, 0, &input, distinct, |set, batch| {
                     let verdicts = set.add(batch).expect("no memory limit");
                     verdicts.iter().filter(|v| v.is_new()).count() as u64
                 })
