@@ -37,7 +37,6 @@ impl PyDeduplicator {
     #[new]
     #[pyo3(signature = (profile = "rfc", *, enable = None, disable = None, lenient = false,
         compat = None, memory_limit = None, expected_keys = None))]
-    #[allow(clippy::too_many_arguments)]
     fn new(
         profile: &str,
         enable: Option<&Bound<'_, PyAny>>,

@@ -2,7 +2,7 @@
 //! mark at the start of an input is skipped, a `\r` before the `\n` is
 //! dropped, a missing final newline is fine, a line longer than the limit
 //! is invalid (only its first bytes are kept), and `--field` takes one
-//! column of a line. `dedup` applies them chunk by chunk ([`super::run`]);
+//! column of a line. `dedup` applies them chunk by chunk ([`super::run()`]);
 //! the per-line commands read with [`for_each_line`]. Invalid lines are
 //! reported in one format ([`InvalidLine`](super::InvalidLine)'s `Display`).
 

@@ -4,7 +4,7 @@
 //! 1. [`ChunkState::scan`] (parallel over chunks): every line becomes a key and a
 //!    fingerprint, or an [`Invalid`] record; fingerprints are bucketed by
 //!    shard.
-//! 2. [`insert_batch`] (parallel over shards): each shard inserts its
+//! 2. [`ShardState::insert_batch`] (parallel over shards): each shard inserts its
 //!    buckets in chunk order and flags the lines that were new.
 //! 3. The writer thread gathers the selected lines of each chunk, in chunk
 //!    order, from the chunk and the key arena into its output buffer
