@@ -5,8 +5,10 @@
 //! A table that grows by steps of 1.3 moves each of its entries about four
 //! times on the way (1 / ln 1.3), and runs near its maximum load most of
 //! the time, where more lookups go on past their two buckets. Sized from
-//! this projection, the tables of an 8 GiB crawl dump move each entry
-//! about once and fill up slowly: see the CHANGELOG for the figures.
+//! this projection, each table of an 8 GiB crawl dump grows twice past
+//! 1 MiB (at 72 K keys to a size for 557 K, at 573 K to one for 3.34 M,
+//! its final count), so about one entry in five moves, once; and the tables
+//! fill up slowly. See the CHANGELOG for the figures.
 //!
 //! The count of distinct keys is fitted as `c · bytesᵇ` through two points:
 //! now, and the last batch at or before half of the bytes read now, with
@@ -33,7 +35,7 @@ const MAX_FACTOR: u64 = 8;
 
 /// Projects the final number of distinct keys of a run whose input size is
 /// known.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Projection {
     /// Bytes of input in all (compressed bytes for compressed inputs);
     /// `None` when unknown (stdin, pipes).
@@ -70,10 +72,14 @@ impl Projection {
             return None;
         }
         let &(from_read, from_keys) = self.marks.front()?;
-        if from_read == 0 || from_keys == 0 || keys <= from_keys {
-            // Nothing to fit yet, or no new key over the last half: none
-            // expected.
-            return (from_read > 0).then_some(keys);
+        if from_read == 0 {
+            // Only the start to fit from: too early.
+            return None;
+        }
+        if from_keys == 0 || keys <= from_keys {
+            // No curve through a count of 0, or no new key over the last
+            // half: no more than now.
+            return Some(keys);
         }
         // keys ≈ c · read^b through both marks, b between 0 and 1.
         let b = ((keys as f64 / from_keys as f64).ln() / (read as f64 / from_read as f64).ln())
