@@ -499,8 +499,9 @@ fn place_from(
     wrap: bool,
 ) -> Option<(usize, usize)> {
     let (at_home, at_second) = (header(bucket(bytes, h)), header(bucket(bytes, s)));
-    if (at_home & COUNT_MASK).min(at_second & COUNT_MASK) < SLOTS as u32 {
-        let (b, hd) = if at_home & COUNT_MASK <= at_second & COUNT_MASK {
+    let (taken_home, taken_second) = (at_home & COUNT_MASK, at_second & COUNT_MASK);
+    if taken_home.min(taken_second) < SLOTS as u32 {
+        let (b, hd) = if taken_home <= taken_second {
             (h, at_home)
         } else {
             (s, at_second)

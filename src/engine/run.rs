@@ -489,21 +489,19 @@ impl<'a> Driver<'a> {
         }
     }
 
-    /// True when phase 2 of `batch` could take the seen-set past its
-    /// budget. Before that, the sets are told the projected size to grow
-    /// to, if every shard at that size fits the budget. If not, the run
-    /// will likely spill; until it must, the sets grow by steps, which keeps
-    /// them as small as they can be (with a limit just above what the steps
-    /// reach, sets sized by the projection would have spilled where steps
-    /// did not).
-    fn must_spill(&mut self, batch: &[ChunkState]) -> bool {
+    /// Tells the sets the projected size to grow to, if every shard at that
+    /// size fits the budget (with the lines of `batch`, for counts). If not,
+    /// the run will likely spill; until it must, the sets grow by steps,
+    /// which keeps them as small as they can be (with a limit just above
+    /// what the steps reach, sets sized by the projection would have
+    /// spilled where steps did not).
+    fn expect_projected(&mut self, batch: &[ChunkState]) {
         let expected = self.expected_per_shard();
         self.expect_keys(expected);
         if expected > 0 && !self.fits_budget(batch, |_, shard| expected.saturating_sub(shard.len()))
         {
             self.expect_keys(0);
         }
-        !self.fits_budget(batch, |s, _| batch.iter().map(|w| w.bucket_len(s)).sum())
     }
 
     /// Sets the seen-set's budget from the memory limit: the limit less
@@ -733,9 +731,13 @@ impl<'a> Driver<'a> {
         );
         self.stats.phases.keys += phase.elapsed();
         self.account(batch, observer);
-        if self.spilling.is_none() && self.must_spill(batch) {
-            let base = batch.first().map_or(self.seq, |w| w.seq_base);
-            self.start_spill(out, base)?;
+        if self.spilling.is_none() {
+            self.expect_projected(batch);
+            // Every shard at its size after all of its entries are new.
+            if !self.fits_budget(batch, |s, _| batch.iter().map(|w| w.bucket_len(s)).sum()) {
+                let base = batch.first().map_or(self.seq, |w| w.seq_base);
+                self.start_spill(out, base)?;
+            }
         }
         if let Some(spilling) = &mut self.spilling {
             let works: &[ChunkState] = batch;
