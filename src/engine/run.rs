@@ -366,15 +366,12 @@ fn write_all(
             ToWriter::Batch(mut works) => {
                 for work in &mut works {
                     work.gather_selected(render, &mut pending);
-                    // The gathered lines are copies: the chunk can go.
-                    if let Some(chunk) = work.chunk.take() {
-                        chunk.release();
-                    }
                     if pending.len() >= WRITE_BYTES {
                         output.write_all(&pending).map_err(Error::Write)?;
                         pending.clear();
                     }
                 }
+                release_chunks(&mut works);
                 let _ = recycle.send(works);
             }
         }
@@ -382,6 +379,21 @@ fn write_all(
     output.write_all(&pending).map_err(Error::Write)?;
     output.flush().map_err(Error::Write)?;
     Ok(new)
+}
+
+/// Drops the chunks of a written batch; the gathered lines are copies.
+/// Their mapped pages are released once per input, through the input's
+/// last chunk of the batch: a release covers every byte before its range
+/// that is not released yet (see [`SharedBytes::release`]), and each
+/// release flushes the other core's TLB (an interprocessor interrupt,
+/// slow in a virtual machine), so one per chunk cost N times that.
+fn release_chunks(works: &mut [ChunkState]) {
+    let mut chunks = works.iter_mut().filter_map(|w| w.chunk.take()).peekable();
+    while let Some(chunk) = chunks.next() {
+        if chunks.peek().is_none_or(|next| next.input != chunk.input) {
+            chunk.release();
+        }
+    }
 }
 
 /// A run that spills: the directory, each shard's partition files, and

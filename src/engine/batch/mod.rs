@@ -34,8 +34,6 @@ enum Src {
     Chunk,
     /// The key arena.
     Arena,
-    /// A lone `\n` (after a line that ends with `\r\n` or the input).
-    Newline,
 }
 
 /// A run of output bytes: consecutive selected lines that lie back to
@@ -116,7 +114,6 @@ pub struct ChunkState {
     pub seq_base: u64,
     /// Rendered output (after phase 3, `surt`/`hash` keys only).
     pub out: Vec<u8>,
-    runs: Vec<Run>,
     /// The unquoted column of a `--csv` line.
     field_buf: Vec<u8>,
 }
