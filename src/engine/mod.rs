@@ -83,6 +83,7 @@ pub mod lines;
 pub mod memory;
 mod newlines;
 mod observe;
+mod out_buf;
 mod output;
 mod projection;
 mod rss;

@@ -21,6 +21,7 @@ use super::input::{self, Input, SharedBytes, Source};
 use super::lines;
 use super::memory;
 use super::observe::{Observer, Progress, Warning};
+use super::out_buf::OutBuf;
 use super::projection::Projection;
 use super::shard::{SHARDS, SHARD_BITS};
 use super::share::share_out;
@@ -302,7 +303,7 @@ fn write_all(
     render: &Render<'_>,
     pool: &rayon::ThreadPool,
 ) -> Result<u64, Error> {
-    let mut pending: Vec<u8> = Vec::with_capacity(2 * WRITE_BYTES);
+    let mut pending = OutBuf::with_capacity(2 * WRITE_BYTES);
     let mut lines: Option<SpillWriter> = None;
     let mut entries: Vec<u8> = Vec::new();
     let mut entry_writer = EntryWriter::default();
@@ -313,17 +314,12 @@ fn write_all(
     for msg in rx {
         match msg {
             ToWriter::Bytes(buf) => {
-                output.write_all(&pending).map_err(Error::Write)?;
-                pending.clear();
-                output.write_all(&buf).map_err(Error::Write)?;
+                pending.write_all_and(output, &buf).map_err(Error::Write)?;
             }
             ToWriter::StartSpill(file) => lines = Some(file),
             ToWriter::SpillBatch(mut works) => {
                 // What earlier batches selected goes out first.
-                if !pending.is_empty() {
-                    output.write_all(&pending).map_err(Error::Write)?;
-                    pending.clear();
-                }
+                pending.write_all(output).map_err(Error::Write)?;
                 for work in &mut works {
                     if let Some((chunk, (all, _))) =
                         work.chunk.as_ref().and_then(|c| Some((c, c.shared()?)))
@@ -350,8 +346,7 @@ fn write_all(
                 seqs,
                 tuning,
             } => {
-                output.write_all(&pending).map_err(Error::Write)?;
-                pending = Vec::new();
+                pending.write_all(output).map_err(Error::Write)?;
                 if let Some(file) = lines.take() {
                     let spilled = Spilled {
                         partitions,
@@ -365,10 +360,9 @@ fn write_all(
             }
             ToWriter::Batch(mut works) => {
                 for work in &mut works {
-                    work.gather_selected(render, &mut pending);
+                    work.gather_selected(render, pending.append());
                     if pending.len() >= WRITE_BYTES {
-                        output.write_all(&pending).map_err(Error::Write)?;
-                        pending.clear();
+                        pending.write_some(output).map_err(Error::Write)?;
                     }
                 }
                 release_chunks(&mut works);
@@ -376,7 +370,7 @@ fn write_all(
             }
         }
     }
-    output.write_all(&pending).map_err(Error::Write)?;
+    pending.write_all(output).map_err(Error::Write)?;
     output.flush().map_err(Error::Write)?;
     Ok(new)
 }
