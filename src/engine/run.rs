@@ -14,7 +14,7 @@ use std::time::Instant;
 use crate::uri::key::KeyScratch;
 
 use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
-use super::chunk::{Chunk, Limits, SliceChunker, StreamChunker};
+use super::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
 use super::fpset;
 use super::input::{self, Input, SharedBytes, Source};
@@ -106,7 +106,12 @@ pub fn run(
     let result = std::thread::scope(|scope| {
         let (chunk_tx, chunk_rx) = mpsc::sync_channel(READ_AHEAD);
         let reader_raw = Arc::clone(&raw_read);
-        scope.spawn(move || read_inputs(inputs, limits, &reader_raw, &chunk_tx));
+        let shape = ChunkShape {
+            chunk_size: limits.chunk_size,
+            batch_len,
+            threads,
+        };
+        scope.spawn(move || read_inputs(inputs, limits, shape, &reader_raw, &chunk_tx));
         // A batch is handed over only when the writer is free, so at most
         // two batches exist: one being written, one being processed.
         let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
@@ -217,9 +222,12 @@ fn check_config(config: &Config) -> Result<(), Error> {
 fn read_inputs(
     inputs: Vec<Input>,
     limits: Limits,
+    shape: ChunkShape,
     raw_read: &Arc<AtomicU64>,
     tx: &SyncSender<Result<Chunk, Error>>,
 ) {
+    // Chunks cut so far, over all inputs.
+    let mut cut = 0usize;
     for (index, input) in inputs.into_iter().enumerate() {
         let name = input.name();
         let source = match input::open(input, raw_read) {
@@ -232,7 +240,12 @@ fn read_inputs(
         match source {
             Source::Slice(bytes) => {
                 let mut chunker = SliceChunker::new(bytes, index, limits);
-                while let Some((chunk, consumed)) = chunker.next_chunk() {
+                loop {
+                    chunker.set_chunk_size(shape.size(cut));
+                    let Some((chunk, consumed)) = chunker.next_chunk() else {
+                        break;
+                    };
+                    cut += 1;
                     raw_read.fetch_add(consumed, Ordering::Relaxed);
                     if tx.send(Ok(chunk)).is_err() {
                         return;
@@ -245,8 +258,10 @@ fn read_inputs(
             } => {
                 let mut chunker = StreamChunker::new(reader, index, limits);
                 loop {
+                    chunker.set_chunk_size(shape.size(cut));
                     match chunker.next_chunk() {
                         Ok(Some(chunk)) => {
+                            cut += 1;
                             if tx.send(Ok(chunk)).is_err() {
                                 return;
                             }
