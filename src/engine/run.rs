@@ -349,10 +349,8 @@ fn write_all(
                     if let Some(file) = &mut lines {
                         file.write(&entries)?;
                     }
-                    if let Some(chunk) = work.chunk.take() {
-                        chunk.release();
-                    }
                 }
+                release_chunks(&mut works);
                 let _ = recycle.send(works);
             }
             ToWriter::Resolve {
@@ -390,8 +388,9 @@ fn write_all(
     Ok(new)
 }
 
-/// Drops the chunks of a written batch; the gathered lines are copies.
-/// Their mapped pages are released once per input, through the input's
+/// Drops the chunks of a written batch (its lines were copied, or their
+/// places noted for a spilled run, whose mapped inputs stay alive). Their
+/// mapped pages are released once per input, through the input's
 /// last chunk of the batch: a release covers every byte before its range
 /// that is not released yet (see [`SharedBytes::release`]), and each
 /// release flushes the other core's TLB (an interprocessor interrupt,
