@@ -192,14 +192,28 @@ pub fn write_all_at(_: &File, _: &[u8], _: u64) -> io::Result<()> {
 mod tests {
     use super::*;
 
+    /// A temporary file holding `initial` and a direct writer on it from
+    /// offset `at`; `None` (the file removed) where the file system takes
+    /// no direct writes (not this one): nothing to check there.
+    fn direct_file(
+        name: &str,
+        initial: &[u8],
+        at: u64,
+    ) -> Option<(std::path::PathBuf, DirectWriter)> {
+        let path = std::env::temp_dir().join(format!("urikey-{name}-{}", std::process::id()));
+        std::fs::write(&path, initial).unwrap();
+        match DirectWriter::open(&path, at) {
+            Some(w) => Some((path, w)),
+            None => {
+                std::fs::remove_file(&path).unwrap();
+                None
+            }
+        }
+    }
+
     #[test]
     fn direct_writes_land_at_their_offsets() {
-        let path = std::env::temp_dir().join(format!("urikey-direct-{}", std::process::id()));
-        std::fs::write(&path, vec![b'a'; BLOCK]).unwrap();
-        // A file system without direct writes (not this one) has nothing
-        // to check here.
-        let Some(mut w) = DirectWriter::open(&path, BLOCK as u64) else {
-            std::fs::remove_file(&path).unwrap();
+        let Some((path, mut w)) = direct_file("direct", &[b'a'; BLOCK], BLOCK as u64) else {
             return;
         };
         let data: Vec<u8> = (0..STAGE + 3 * BLOCK + 5)
@@ -227,10 +241,7 @@ mod tests {
 
     #[test]
     fn aligned_blocks_are_written_from_where_they_are() {
-        let path = std::env::temp_dir().join(format!("urikey-aligned-{}", std::process::id()));
-        std::fs::write(&path, b"").unwrap();
-        let Some(mut w) = DirectWriter::open(&path, 0) else {
-            std::fs::remove_file(&path).unwrap();
+        let Some((path, mut w)) = direct_file("aligned", b"", 0) else {
             return;
         };
         let mut buf = vec![0u8; 4 * BLOCK];
@@ -254,10 +265,7 @@ mod tests {
 
     #[test]
     fn a_refused_direct_write_keeps_its_bytes() {
-        let path = std::env::temp_dir().join(format!("urikey-refused-{}", std::process::id()));
-        std::fs::write(&path, b"").unwrap();
-        let Some(mut w) = DirectWriter::open(&path, 0) else {
-            std::fs::remove_file(&path).unwrap();
+        let Some((path, mut w)) = direct_file("refused", b"", 0) else {
             return;
         };
         let data = vec![7u8; 2 * BLOCK + 9];
