@@ -317,17 +317,7 @@ fn prefetch_buckets(bytes: &[u8], len: usize, k: Kept) {
 /// Asks the CPU to start loading bucket `b` of `bytes` into cache.
 #[inline]
 fn prefetch_line(bytes: &[u8], b: usize) {
-    let p = bytes.as_ptr().wrapping_add(b.wrapping_mul(BUCKET));
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint: it never faults, reads nothing
-    // the program can observe and writes nothing, whatever the address.
-    // SSE, which provides it, is part of the x86_64 baseline.
-    unsafe {
-        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
+    super::prefetch::prefetch(bytes, b.wrapping_mul(BUCKET));
 }
 
 /// How many source buckets ahead a rebuild in place prefetches the groups

@@ -85,6 +85,7 @@ mod newlines;
 mod observe;
 mod out_buf;
 mod output;
+mod prefetch;
 mod projection;
 mod rss;
 mod run;

@@ -6,10 +6,20 @@
 use crate::uri::key::{KeyFormat, Keyer};
 
 use super::super::lines::{field_span, replace_field};
+use super::super::prefetch::prefetch;
 use super::super::spill::EntryWriter;
 use super::super::{Emit, Field, Select};
 use super::insert::ShardState;
 use super::{ChunkState, LineRec, Run, Src};
+
+/// How many lines ahead [`ChunkState::gather_selected`] prefetches a line
+/// it will copy. The chunk was read in phase 1 and is back in memory by
+/// now, in pages the CPU's own prefetcher follows only one at a time: on
+/// the 1 GiB crawl dump the writer thread took 0.27 CPU seconds against
+/// 0.30 to 0.33 without (8 to 64 lines ahead measured the same). Only
+/// selected lines are prefetched: prefetching every line made the
+/// real-derived dump, whose writer copies few of them, 4 % slower.
+const GATHER_AHEAD: usize = 16;
 
 impl ChunkState {
     /// Appends what `emit` prints for valid line `rec` (no newline).
@@ -70,6 +80,7 @@ impl ChunkState {
     /// `write` per buffer, costs less than handing the kernel the lines
     /// where they lie: a vectored write of one piece per run spent 0.6 s
     /// of system time per GiB against 0.3 s, for 0.05 s more user time.
+    /// Selected lines are prefetched [`GATHER_AHEAD`] lines early.
     pub fn gather_selected(&self, r: &Render<'_>, out: &mut Vec<u8>) {
         if !r.in_memory() {
             out.extend_from_slice(&self.out);
@@ -88,14 +99,20 @@ impl ChunkState {
         };
         let keys = r.emit == Emit::Key && r.field.is_none();
         let mut pending: Option<Run> = None;
-        for (i, rec) in self.recs.iter().enumerate() {
+        let selected = |i: usize| {
             let (is_new, _) = self.flag(i);
-            let selected = match r.select {
+            match r.select {
                 Select::Unique => is_new,
                 Select::Duplicates => !is_new,
                 Select::Counts => false,
-            };
-            if !selected {
+            }
+        };
+        for (i, rec) in self.recs.iter().enumerate() {
+            let ahead = i + GATHER_AHEAD;
+            if let Some(line) = self.recs.get(ahead).filter(|_| selected(ahead)) {
+                prefetch(data, line.start as usize);
+            }
+            if !selected(i) {
                 continue;
             }
             let (src, start, len) = if keys && rec.key_in_arena {
