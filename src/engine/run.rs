@@ -111,14 +111,18 @@ pub fn run(
             batch_len,
             threads,
         };
-        scope.spawn(move || read_inputs(inputs, limits, shape, &reader_raw, &chunk_tx));
+        spawn_named(scope, "urikey-reader", move || {
+            read_inputs(inputs, limits, shape, &reader_raw, &chunk_tx);
+        })?;
         // A batch is handed over only when the writer is free, so at most
         // two batches exist: one being written, one being processed.
         let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
         let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ChunkState>>();
         let render = &render;
         let pool = &pool;
-        let writer = scope.spawn(move || write_all(output, &out_rx, &recycle_tx, render, pool));
+        let writer = spawn_named(scope, "urikey-writer", move || {
+            write_all(output, &out_rx, &recycle_tx, render, pool)
+        })?;
 
         let driven = driver.drive(
             &chunk_rx,
@@ -156,6 +160,19 @@ pub fn run(
     let mut stats = result?;
     stats.wall = started.elapsed();
     Ok(stats)
+}
+
+/// Starts a thread of the run under `name` (what `top -H` and profilers
+/// show).
+fn spawn_named<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> Result<std::thread::ScopedJoinHandle<'scope, T>, Error> {
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn_scoped(scope, f)
+        .map_err(|e| Error::Config(format!("cannot start thread {name}: {e}")))
 }
 
 /// Chunks in flight at most: two batches and the read-ahead.
