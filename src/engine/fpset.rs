@@ -134,9 +134,10 @@ const HUGE_PAGE: usize = 2 << 20;
 /// page reporting works in 2 MiB blocks, which are what a huge page is
 /// made of): on the VM measured, fresh huge pages faulted in at 0.5 GB/s,
 /// small pages at 2.8 GB/s. With this size, the 1 GiB crawl dump (tables
-/// of 6 MiB) ran 4 to 5 % faster (B/A 0.950 to 0.962, 8 rounds), the
-/// 8 GiB one (tables that grow to about 55 MiB) no slower (0.987; 1.009
-/// with 16 MiB), the real-derived one the same (0.995).
+/// of 6 MiB) ran 2 to 5 % faster (B/A 0.950 to 0.983 in three sets of
+/// balanced runs), the 8 GiB one (tables that grow to about 55 MiB) no
+/// slower (0.987; 1.009 with 16 MiB), the real-derived one the same
+/// (0.995).
 const HUGE_FROM: usize = 8 << 20;
 
 /// Buckets in a huge page.
@@ -308,10 +309,9 @@ impl Slots {
 }
 
 /// Advises huge pages for `map` from `start` (at a huge page boundary) to
-/// its last whole huge page: only a hint,
-/// and only whole pages, as a huge page over a partial tail would add
-/// memory. Tables of a huge page or more are whole huge pages (see
-/// `next_len`).
+/// its last whole huge page. Only a hint, and only whole pages: a huge
+/// page over a partial tail would add memory. Tables of a huge page or
+/// more are whole huge pages (see `next_len`).
 #[cfg(target_os = "linux")]
 fn advise_huge(map: &memmap2::MmapMut, start: usize) {
     let whole = map.len().saturating_sub(start) / HUGE_PAGE * HUGE_PAGE;

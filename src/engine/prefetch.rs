@@ -1,5 +1,14 @@
 //! Software prefetch: telling the CPU which memory will be read soon.
 
+/// How far ahead of where it reads a pass over the input in order (the
+/// newline scan, a spilled run's final pass) prefetches it. A mapped input
+/// lies in the page cache in 4 KiB pages scattered over memory, and the
+/// CPU's own prefetcher, which stays within a page, starts over at each
+/// one. In the newline scan, the first read of each chunk, this cut 0.05
+/// to 0.08 CPU seconds of about 2.1 on the 1 GiB crawl dump (2 threads;
+/// 256 bytes ahead: a little less; 2 and 4 KiB: the same).
+pub const SEQUENTIAL_AHEAD: usize = 1024;
+
 /// Asks the CPU to start loading the cache line that holds byte `at` of
 /// `bytes` (any `at`: past the end, the request is simply useless).
 #[inline]

@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use super::super::error::Error;
 use super::super::fpset::Insert;
 use super::super::input::SharedBytes;
-use super::super::prefetch::prefetch;
+use super::super::prefetch::{prefetch, SEQUENTIAL_AHEAD};
 use super::super::shard::ShardSet;
 use super::super::Select;
 use super::entries::{EntryReader, Printed};
@@ -272,8 +272,8 @@ impl MapWindow {
             self.behind = to;
         }
         // The lines come in input order: the bytes a little ahead are
-        // read soon (see `newlines::PREFETCH_AHEAD`).
-        prefetch(map.as_slice(), end + PREFETCH_AHEAD);
+        // read soon.
+        prefetch(map.as_slice(), end + SEQUENTIAL_AHEAD);
         map.as_slice().get(offset..end).unwrap_or_default()
     }
 
@@ -284,9 +284,6 @@ impl MapWindow {
         }
     }
 }
-
-/// How far past the line it copies the final pass prefetches the input.
-const PREFETCH_AHEAD: usize = 1024;
 
 /// Records a resolver reads and inserts at a time (without `--exact`):
 /// 64 KiB of them.
