@@ -17,10 +17,10 @@
 //!                                          the batch is handed back for reuse
 //! ```
 //!
-//! While the writer writes one batch, the workers process the next; at most
-//! two batches and eight read-ahead chunks exist at a time. `surt` and `hash`
-//! keys, which are not in memory as printed, are formatted on the workers
-//! after phase 2.
+//! While the writer writes one batch, the workers process the next and the
+//! reader cuts the one after; at most three batches exist at a time.
+//! `surt` and `hash` keys, which are not in memory as printed, are
+//! formatted on the workers after phase 2.
 //!
 //! Inputs that are regular files are memory-mapped; stdin, pipes and
 //! compressed inputs (gzip and zstd, recognised by their magic bytes) are
@@ -192,7 +192,7 @@ pub struct SpillHooks {
 }
 
 /// Default `chunk_size`: 768 KiB. About 24 chunks are in flight with
-/// their line records and keys (two batches and the read-ahead), so this
+/// their line records and keys (three batches of eight), so this
 /// sets the fixed working set: 43 MiB at 768 KiB against 95 MiB at 2 MiB,
 /// for the same CPU time within noise (1 GiB gen-crawl, 2 threads).
 pub const DEFAULT_CHUNK_BYTES: usize = 768 << 10;

@@ -570,8 +570,8 @@ impl<'a> Driver<'a> {
     }
 
     /// Sets the seen-set's budget from the memory limit: the limit less
-    /// what batches of `batch_len` chunks, the read-ahead, the spill
-    /// buffers and each worker's growing table's set-aside take.
+    /// what the batches of `batch_len` chunks in flight, the spill buffers
+    /// and each worker's growing table's set-aside take.
     fn limit(&mut self, limit: Option<u64>, chunk_size: usize, batch_len: usize) {
         let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
         let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64
