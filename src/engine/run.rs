@@ -242,10 +242,8 @@ fn read_inputs(
     let mut out = BatchSender {
         tx,
         batch: Vec::with_capacity(shape.batch_len),
-        batch_len: shape.batch_len,
+        shape,
     };
-    // Chunks cut so far, over all inputs.
-    let mut cut = 0usize;
     for (index, input) in inputs.into_iter().enumerate() {
         let name = input.name();
         let source = match input::open(input, raw_read) {
@@ -259,11 +257,10 @@ fn read_inputs(
             Source::Slice(bytes) => {
                 let mut chunker = SliceChunker::new(bytes, index, limits);
                 loop {
-                    chunker.set_chunk_size(shape.size(cut));
+                    chunker.set_chunk_size(out.next_size());
                     let Some((chunk, consumed)) = chunker.next_chunk() else {
                         break;
                     };
-                    cut += 1;
                     raw_read.fetch_add(consumed, Ordering::Relaxed);
                     if !out.push(chunk) {
                         return;
@@ -276,10 +273,9 @@ fn read_inputs(
             } => {
                 let mut chunker = StreamChunker::new(reader, index, limits);
                 loop {
-                    chunker.set_chunk_size(shape.size(cut));
+                    chunker.set_chunk_size(out.next_size());
                     match chunker.next_chunk() {
                         Ok(Some(chunk)) => {
-                            cut += 1;
                             if !out.push(chunk) {
                                 return;
                             }
@@ -299,32 +295,43 @@ fn read_inputs(
             }
         }
     }
-    if !out.batch.is_empty() {
-        let _ = tx.send(Ok(out.batch));
-    }
+    out.finish();
 }
 
 /// Groups the reader's chunks into batches. One message a batch rather
 /// than one a chunk: with a channel of eight chunks the reader blocked on
 /// nearly every send (1,700 context switches on the 1 GiB crawl dump, half
 /// of them on the channel's own lock), and each chunk the driver took woke
-/// it again.
+/// it again. Every batch but the last is full, so the chunks of the one
+/// being filled say where the next chunk falls in the [`ChunkShape`].
 struct BatchSender<'a> {
     tx: &'a SyncSender<Result<Vec<Chunk>, Error>>,
     batch: Vec<Chunk>,
-    batch_len: usize,
+    shape: ChunkShape,
 }
 
 impl BatchSender<'_> {
+    /// The size to cut the next chunk at.
+    fn next_size(&self) -> usize {
+        self.shape.size(self.batch.len())
+    }
+
     /// Adds `chunk`, sending the batch when it is full. False when the
     /// driver is gone.
     fn push(&mut self, chunk: Chunk) -> bool {
         self.batch.push(chunk);
-        if self.batch.len() < self.batch_len {
+        if self.batch.len() < self.shape.batch_len {
             return true;
         }
-        let full = std::mem::replace(&mut self.batch, Vec::with_capacity(self.batch_len));
+        let full = std::mem::replace(&mut self.batch, Vec::with_capacity(self.shape.batch_len));
         self.tx.send(Ok(full)).is_ok()
+    }
+
+    /// Sends the last, shorter batch, if any.
+    fn finish(self) {
+        if !self.batch.is_empty() {
+            let _ = self.tx.send(Ok(self.batch));
+        }
     }
 }
 
@@ -709,8 +716,8 @@ impl<'a> Driver<'a> {
             let received = chunks.recv();
             self.stats.phases.input_wait += waited.elapsed();
             match received {
-                Ok(chunks) => {
-                    for chunk in chunks? {
+                Ok(cut) => {
+                    for chunk in cut? {
                         let mut work = self.spare.pop().unwrap_or_default();
                         work.chunk = Some(chunk);
                         batch.push(work);
