@@ -39,6 +39,8 @@ mod one_pass;
 mod scan;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+#[cfg(target_arch = "x86_64")]
+mod simd512;
 
 use std::sync::Arc;
 
@@ -168,10 +170,18 @@ enum Scanner {
     /// 32 bytes per step (x86_64 CPUs with AVX2).
     #[cfg(target_arch = "x86_64")]
     Avx2(simd::Avx2),
+    /// Canonical lines recognized whole, the others as with AVX2 (x86_64
+    /// CPUs with AVX-512 F, BW and VBMI).
+    #[cfg(target_arch = "x86_64")]
+    Avx512(simd512::Avx512),
 }
 
 impl Scanner {
     fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = simd512::Avx512::detect() {
+            return Scanner::Avx512(t);
+        }
         #[cfg(target_arch = "x86_64")]
         if let Some(t) = simd::Avx2::detect() {
             return Scanner::Avx2(t);
@@ -388,6 +398,8 @@ impl Keyer {
             Scanner::Scalar => self.one_pass.key(Scalar, input, out),
             #[cfg(target_arch = "x86_64")]
             Scanner::Avx2(t) => t.key(&self.one_pass, input, out),
+            #[cfg(target_arch = "x86_64")]
+            Scanner::Avx512(t) => t.key(&self.one_pass, input, out),
         }
     }
 

@@ -20,6 +20,8 @@
 //! rewrite. It is on only for flag sets within `FAST_SAFE`; the tests check
 //! that it writes exactly what the general path writes.
 
+pub(super) mod canonical;
+
 use super::scan::{
     hex, Scan, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
 };
@@ -470,6 +472,8 @@ struct WordScheme {
     mask: u64,
     /// The case bit of the letters of `name`.
     fold: u64,
+    /// Bit `i` set for each byte of `name` + "://".
+    pub(super) prefix_bits: u128,
 }
 
 impl WordScheme {
@@ -503,6 +507,7 @@ impl WordScheme {
             word: u64::from_le_bytes(word),
             mask: u64::MAX >> (64 - 8 * (name.len() + 3)),
             fold: 0x2020_2020_2020_2020 >> (64 - 8 * name.len()),
+            prefix_bits: (1 << (name.len() + 3)) - 1,
         }
     }
 }
