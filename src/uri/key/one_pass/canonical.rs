@@ -15,15 +15,16 @@
 //! empty or default port, the `/` of an empty path, escapes to decode or
 //! upper-case.
 //!
-//! Anything else (userinfo, an IP literal, an escape in the host, a `/`
-//! followed by `.`, port zeros, an empty query the rules remove, a longer
-//! line) is left to the writer, which reads the line from the start: so
+//! Anything else (userinfo, an IP literal, an escape in the host, an
+//! escaped `.` where dot segments go, port zeros, an empty query the rules
+//! remove, a longer line) is left to the writer, which reads the line from the start: so
 //! this tier gives the writer's key or none, never another one. The tests
 //! check it against the writer on every line they have.
 
 use super::{escape_at, scheme_of, OnePassWriter, Written};
 use crate::uri::key::scan::{hex, CLASSES, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, LOWER_HEX};
 use crate::uri::normalize::strip_port_zeros;
+use crate::uri::path::remove_dot_segments_in_place;
 use crate::uri::{pct, scheme, table};
 
 /// The longest line the check reads: two 64-byte blocks. Nine lines in ten
@@ -158,10 +159,9 @@ impl OnePassWriter {
     /// receives a written key.
     ///
     /// The line is cut at its delimiters, the lowest bits of masks, and
-    /// each part is checked against its class at once: no branch depends
-    /// on the bytes before the answer. The edits made here are the common
-    /// ones: scheme and host case, an empty or default port, the `/` of an
-    /// empty path.
+    /// each part is checked against its class at once. The edits made
+    /// here are the common ones: scheme and host case, an empty or default
+    /// port, the `/` of an empty path, escapes, dot segments.
     #[inline(always)]
     pub(in crate::uri::key) fn mask_key(
         &self,
@@ -192,22 +192,25 @@ impl OnePassWriter {
 
         // Userinfo, an IP literal, an escape in the authority or a `#` in
         // the fragment is a byte outside its part's class; escapes are read
-        // below. Any `/.` is taken for a dot segment: the writer tells them
-        // apart.
+        // below.
         let escapes = m.percent & (path | query | fragment);
         let escaped = escapes | escapes << 1 | escapes << 2;
-        let mut outside = (host & !m.host
+        let outside = (host & !m.host
             | port & !m.digit
             | path & !(m.path | escaped)
             | query & !(m.query | escaped)
             | fragment & !(m.query | escaped))
             & m.line;
-        if self.dot_segments {
-            outside |= path & m.dot & m.slash << 1;
-        }
         if outside != 0 {
             return None;
         }
+        // A dot segment: a `.` or `..` between a `/` and the end of a
+        // segment (past the masks is the end of the line).
+        let segment_end = m.slash | m.question | m.hash | !m.line;
+        let after_slash = path & m.dot & m.slash << 1;
+        let dots = after_slash
+            & (segment_end >> 1 | 1 << 127 | m.dot >> 1 & (segment_end >> 2 | 3 << 126));
+        let dots = self.dot_segments && dots != 0;
         // Escapes to rewrite (none in a fragment that goes: the writer
         // only checks those).
         let edits = if escapes == 0 {
@@ -251,13 +254,14 @@ impl OnePassWriter {
                 kept_port = &s[host_end..host_end + 1 + digits.len()];
             }
         }
-        let slash = self.empty_path_slash && known.empty_path_is_slash && path & m.line == 0;
+        let empty_path_slash = self.empty_path_slash && known.empty_path_is_slash;
+        let slash = empty_path_slash && path & m.line == 0;
         let len = if self.remove_fragment {
             position(before_fragment)
         } else {
             n
         };
-        if upper == 0 && !port_edit && !slash && edits == 0 {
+        if upper == 0 && !port_edit && !slash && edits == 0 && !dots {
             return Some(Written::Prefix(len));
         }
 
@@ -273,16 +277,34 @@ impl OnePassWriter {
             }
         }
         out.extend_from_slice(kept_port);
-        let path_start = position(before_path);
-        if slash {
+        let out_path = out.len();
+        let path_end = position(before_query);
+        self.write_edited(s, position(before_path), path_end, edits & path, out);
+        if dots {
+            remove_dot_segments_in_place(out, out_path, out_path);
+        }
+        if empty_path_slash && out.len() == out_path {
             out.push(b'/');
         }
-        let mut from = path_start;
-        let mut edits = edits;
+        self.write_edited(s, path_end, len, edits & !path, out);
+        Some(Written::Out)
+    }
+
+    /// Writes `s[from..to]` to `out`, with the escapes at the bits of
+    /// `edits` (valid escapes) rewritten: decoded or upper-cased.
+    #[inline(always)]
+    fn write_edited(
+        &self,
+        s: &[u8],
+        mut from: usize,
+        to: usize,
+        mut edits: u128,
+        out: &mut Vec<u8>,
+    ) {
         while edits != 0 {
             let at = edits.trailing_zeros() as usize;
             out.extend_from_slice(&s[from..at]);
-            let (_, _, byte) = escape_at(s, at)?;
+            let byte = (hex(s[at + 1]) & 15) << 4 | hex(s[at + 2]) & 15;
             if self.decode && table::is_unreserved(byte) {
                 out.push(byte);
             } else {
@@ -291,8 +313,7 @@ impl OnePassWriter {
             from = at + 3;
             edits &= edits - 1;
         }
-        out.extend_from_slice(&s[from..len]);
-        Some(Written::Out)
+        out.extend_from_slice(&s[from..to]);
     }
 
     /// All bits when the fragment goes (its escapes are only checked),
@@ -437,6 +458,11 @@ mod tests {
             ("http://example.com", "http://example.com/"),
             ("http://h/%7e%2f?%41%3a#%7e", "http://h/~%2F?A%3A#~"),
             ("http://example.com/?q=%41", "http://example.com/?q=A"),
+            ("http://h/a/./b/../c?x/../y", "http://h/a/c?x/../y"),
+            ("http://h/.well-known/a.b", "http://h/.well-known/a.b"),
+            ("http://h/a/..", "http://h/"),
+            ("HTTP://h/..#/./", "http://h/#/./"),
+            ("http://h/a/%7e/../%41", "http://h/a/A"),
         ];
         let no = [
             "http://example.com:0443/",
@@ -445,8 +471,7 @@ mod tests {
             "http://[::1]/",
             "http://example.com/a%2e",
             "http://example.com/%7",
-            "http://example.com/a/./b",
-            "http://example.com/.well-known",
+            "http://example.com/%2e/b",
             "http://example.com/#a#b",
             "http://example.com/ x",
             "mailto:a@b.c",
