@@ -140,6 +140,44 @@ pub(in crate::uri::key) fn line_bits(len: usize) -> u128 {
         .unwrap_or(0)
 }
 
+/// For each byte value, 0x20 in the bytes of a word whose bit is set in
+/// it: the case bits of the letters that an 8-bit slice of a mask marks.
+const CASE_BITS: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        let mut k = 0;
+        while k < 8 {
+            if bits >> k & 1 != 0 {
+                t[bits] |= 0x20 << (8 * k);
+            }
+            k += 1;
+        }
+        bits += 1;
+    }
+    t
+};
+
+/// Appends `s` to `out` with the upper-case letters at the bits of `upper`
+/// lower-cased, eight bytes at a time. (Lower-casing `out` after copying
+/// `s` into it read back bytes just stored, in other widths: a
+/// store-forwarding stall on each such key.)
+#[inline(always)]
+fn copy_lowered(s: &[u8], upper: u128, out: &mut Vec<u8>) {
+    let mut words = s.chunks_exact(8);
+    let mut at = 0;
+    for word in &mut words {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let case = CASE_BITS[usize::from((upper >> at) as u8)];
+        out.extend_from_slice(&(w | case).to_le_bytes());
+        at += 8;
+    }
+    for (k, &b) in words.remainder().iter().enumerate() {
+        let bit = (upper >> (at + k)) as u8 & 1;
+        out.push(b | bit << 5);
+    }
+}
+
 /// The lowest set bit of `mask` alone (0 for 0).
 #[inline(always)]
 fn lowest(mask: u128) -> u128 {
@@ -266,15 +304,10 @@ impl OnePassWriter {
         }
 
         out.clear();
-        out.extend_from_slice(&s[..host_end]);
-        if upper == m.upper & (before_authority | host) {
-            out.make_ascii_lowercase();
+        if upper == 0 {
+            out.extend_from_slice(&s[..host_end]);
         } else {
-            // One of the two case rules is off.
-            while upper != 0 {
-                out[upper.trailing_zeros() as usize] |= 0x20;
-                upper &= upper - 1;
-            }
+            copy_lowered(&s[..host_end], upper, out);
         }
         out.extend_from_slice(kept_port);
         let out_path = out.len();
