@@ -170,8 +170,8 @@ enum Scanner {
     /// 32 bytes per step (x86_64 CPUs with AVX2).
     #[cfg(target_arch = "x86_64")]
     Avx2(simd::Avx2),
-    /// Canonical lines recognized whole, the others as with AVX2 (x86_64
-    /// CPUs with AVX-512 F, BW and VBMI).
+    /// Lines of up to 128 bytes read from masks of their byte classes,
+    /// longer ones as with AVX2 (x86_64 CPUs with AVX-512 F, BW and VBMI).
     #[cfg(target_arch = "x86_64")]
     Avx512(simd512::Avx512),
 }

@@ -13,13 +13,13 @@
 //! the delimiter masks, each part is checked against its class with one
 //! AND, and the edits are made from the masks: scheme and host case, an
 //! empty or default port, the `/` of an empty path, escapes to decode or
-//! upper-case.
+//! upper-case, dot segments.
 //!
 //! Anything else (userinfo, an IP literal, an escape in the host, an
 //! escaped `.` where dot segments go, port zeros, an empty query the rules
-//! remove, a longer line) is left to the writer, which reads the line from the start: so
-//! this tier gives the writer's key or none, never another one. The tests
-//! check it against the writer on every line they have.
+//! remove, a longer line) is left to the writer, which reads the line from
+//! the start: so this tier gives the writer's key or none, never another
+//! one. The tests check it against the writer on every line they have.
 
 use super::{escape_at, scheme_of, OnePassWriter, Written};
 use crate::uri::key::scan::{hex, CLASSES, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, LOWER_HEX};
@@ -27,7 +27,7 @@ use crate::uri::normalize::strip_port_zeros;
 use crate::uri::path::remove_dot_segments_in_place;
 use crate::uri::{pct, scheme, table};
 
-/// The longest line the check reads: two 64-byte blocks. Nine lines in ten
+/// The longest line the mask tier reads: two 64-byte blocks. Nine lines in ten
 /// of the crawl dumps are this short (median 72 bytes).
 pub(in crate::uri::key) const MAX_LEN: usize = 128;
 
@@ -158,24 +158,29 @@ const CASE_BITS: [u64; 256] = {
     t
 };
 
-/// Appends `s` to `out` with the upper-case letters at the bits of `upper`
-/// lower-cased, eight bytes at a time. (Lower-casing `out` after copying
-/// `s` into it read back bytes just stored, in other widths: a
-/// store-forwarding stall on each such key.)
+/// Appends `s[..end]` to `out` with the upper-case letters at the bits of
+/// `upper` lower-cased, eight bytes at a time (the last word may read past
+/// `end` in `s`; what it writes past it is cut). Lower-casing `out` after
+/// copying into it read back bytes just stored, in other widths: a
+/// store-forwarding stall on each such key.
 #[inline(always)]
-fn copy_lowered(s: &[u8], upper: u128, out: &mut Vec<u8>) {
-    let mut words = s.chunks_exact(8);
+fn copy_lowered(s: &[u8], end: usize, upper: u128, out: &mut Vec<u8>) {
+    let start = out.len();
     let mut at = 0;
-    for word in &mut words {
+    while at < end {
+        let Some(word) = s.get(at..at + 8) else {
+            for (k, &b) in s[at..end].iter().enumerate() {
+                let bit = (upper >> (at + k)) as u8 & 1;
+                out.push(b | bit << 5);
+            }
+            break;
+        };
         let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
         let case = CASE_BITS[usize::from((upper >> at) as u8)];
         out.extend_from_slice(&(w | case).to_le_bytes());
         at += 8;
     }
-    for (k, &b) in words.remainder().iter().enumerate() {
-        let bit = (upper >> (at + k)) as u8 & 1;
-        out.push(b | bit << 5);
-    }
+    out.truncate(start + end);
 }
 
 /// The lowest set bit of `mask` alone (0 for 0).
@@ -307,15 +312,23 @@ impl OnePassWriter {
         if upper == 0 {
             out.extend_from_slice(&s[..host_end]);
         } else {
-            copy_lowered(&s[..host_end], upper, out);
+            copy_lowered(s, host_end, upper, out);
         }
         out.extend_from_slice(kept_port);
+        let path_start = position(before_path);
+        if !dots {
+            // The path, query and fragment in one piece (an empty path that
+            // becomes `/` has no dot segment).
+            if slash {
+                out.push(b'/');
+            }
+            self.write_edited(s, path_start, len, edits, out);
+            return Some(Written::Out);
+        }
         let out_path = out.len();
         let path_end = position(before_query);
-        self.write_edited(s, position(before_path), path_end, edits & path, out);
-        if dots {
-            remove_dot_segments_in_place(out, out_path, out_path);
-        }
+        self.write_edited(s, path_start, path_end, edits & path, out);
+        remove_dot_segments_in_place(out, out_path, out_path);
         if empty_path_slash && out.len() == out_path {
             out.push(b'/');
         }
@@ -424,7 +437,7 @@ mod tests {
     }
 
     /// The fast tier's writer under each profile, and variants of `rfc`
-    /// with the rules the check reads turned on or off.
+    /// with the rules the mask tier reads turned on or off.
     fn writers() -> Vec<OnePassWriter> {
         let configs = [
             "syntax",
@@ -488,6 +501,8 @@ mod tests {
             ("http://example.com:/", "http://example.com/"),
             ("http://example.com:8080/", "http://example.com:8080/"),
             ("HTTPS://WWW.A.B:443", "https://www.a.b/"),
+            ("HTTP://A.B", "http://a.b/"),
+            ("http://A.b?Q#F", "http://a.b/?Q#F"),
             ("http://example.com", "http://example.com/"),
             ("http://h/%7e%2f?%41%3a#%7e", "http://h/~%2F?A%3A#~"),
             ("http://example.com/?q=%41", "http://example.com/?q=A"),
