@@ -160,6 +160,7 @@ fn check(d: &Dataset, c: &Keyer, label: &str) {
 fn bench(c: &mut Criterion) {
     let rfc = Keyer::new(Normalizer::profile(Profile::Rfc));
     let rfc_portable = rfc.clone().with_portable_scan();
+    let rfc_avx2 = rfc.clone().without_mask_tier();
     let crawl_lenient = Keyer::new(Normalizer::profile(Profile::Crawl)).with_lenient(true);
     for d in datasets() {
         check(&d, &rfc, "rfc");
@@ -184,10 +185,14 @@ fn bench(c: &mut Criterion) {
         };
         g.bench_function("urikey-rfc", |b| b.iter(|| black_box(run(&rfc, false))));
         // The same with the portable scanner in the fast tier instead of the
-        // AVX2 one (the same where the CPU has no AVX2): what the library's
-        // only `unsafe` code buys.
+        // SIMD ones (the same where the CPU has neither AVX2 nor AVX-512):
+        // what the library's only `unsafe` code buys; and without the mask
+        // tier alone (the same where the CPU has no AVX-512 VBMI).
         g.bench_function("urikey-rfc-portable-scan", |b| {
             b.iter(|| black_box(run(&rfc_portable, false)))
+        });
+        g.bench_function("urikey-rfc-avx2", |b| {
+            b.iter(|| black_box(run(&rfc_avx2, false)))
         });
         g.bench_function("urikey-rfc-slow-path", |b| {
             b.iter(|| black_box(run(&rfc, true)))

@@ -1164,8 +1164,8 @@ mod http_tier {
     }
 
     /// Every path agrees on `input`: the fast tier (when it covers the line)
-    /// with the CPU's scanner and with the portable one, the full `uri_key`
-    /// and the general path.
+    /// with the CPU's scanner, with the portable one and without the mask
+    /// tier, the full `uri_key` and the general path.
     fn check_all_paths(c: &Keyer, input: &[u8]) -> Result<(), TestCaseError> {
         let slow = slow_key(c, input);
         prop_assert_eq!(&key(c, input), &slow, "{:?}", s(input));
@@ -1174,7 +1174,9 @@ mod http_tier {
             prop_assert_eq!(Ok(k), slow, "{:?}", s(input));
         }
         let portable = c.clone().with_portable_scan();
-        prop_assert_eq!(http_key(&portable, input), fast, "{:?}", s(input));
+        prop_assert_eq!(http_key(&portable, input), fast.clone(), "{:?}", s(input));
+        let avx2 = c.clone().without_mask_tier();
+        prop_assert_eq!(http_key(&avx2, input), fast, "{:?}", s(input));
         Ok(())
     }
 

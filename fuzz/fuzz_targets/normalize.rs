@@ -43,6 +43,12 @@ fuzz_target!(|data: &[u8]| {
         fast,
         "the portable scanner disagrees"
     );
+    let avx2 = strict.clone().without_mask_tier();
+    assert_eq!(
+        avx2.uri_key(line, &mut s2).map(|k| k.to_vec()),
+        fast,
+        "the AVX2 tier without the mask tier disagrees"
+    );
 
     let lenient_key = lenient.uri_key(line, &mut s1).map(|k| k.to_vec());
     assert_eq!(

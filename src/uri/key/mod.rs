@@ -556,6 +556,16 @@ impl Keyer {
         self.scanner = Scanner::Scalar;
         self
     }
+
+    /// The same keyer without the mask tier of CPUs with AVX-512: the
+    /// AVX2 scanner where the CPU has it, else unchanged.
+    pub fn without_mask_tier(mut self) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        if let (Scanner::Avx512(_), Some(t)) = (self.scanner, simd::Avx2::detect()) {
+            self.scanner = Scanner::Avx2(t);
+        }
+        self
+    }
 }
 
 /// Where [`Keyer::normalize`] left the key.
