@@ -472,8 +472,6 @@ struct WordScheme {
     mask: u64,
     /// The case bit of the letters of `name`.
     fold: u64,
-    /// Bit `i` set for each byte of `name` + "://".
-    pub(super) prefix_bits: u128,
 }
 
 impl WordScheme {
@@ -507,7 +505,6 @@ impl WordScheme {
             word: u64::from_le_bytes(word),
             mask: u64::MAX >> (64 - 8 * (name.len() + 3)),
             fold: 0x2020_2020_2020_2020 >> (64 - 8 * name.len()),
-            prefix_bits: (1 << (name.len() + 3)) - 1,
         }
     }
 }

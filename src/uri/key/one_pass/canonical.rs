@@ -218,7 +218,8 @@ impl OnePassWriter {
         // ends at the first `/`, `?` or `#`, the path at the first `?` or
         // `#` after it, the query at the first `#` after that. `before_x`
         // holds the bits of the bytes before part x.
-        let before_authority = known.prefix_bits;
+        let host_start = known.name.len() + 3;
+        let before_authority = (1 << host_start) - 1;
         let before_path = below_lowest((m.slash | m.question | m.hash) & !before_authority);
         let authority = before_path & !before_authority;
         let colon = lowest(m.colon & authority);
@@ -259,7 +260,8 @@ impl OnePassWriter {
         let edits = if escapes == 0 {
             0
         } else {
-            self.escape_edits(s, escapes, fragment & self.fragment_bits())?
+            let checked = if self.remove_fragment { fragment } else { 0 };
+            self.escape_edits(s, escapes, checked)?
         };
         if self.remove_empty_query && lowest(path_end) & m.question != 0 && query & m.line == 0 {
             return None;
@@ -267,8 +269,8 @@ impl OnePassWriter {
 
         let n = s.len();
         let position = |before: u128| (before.count_ones() as usize).min(n);
-        let host_start = known.name.len() + 3;
         let host_end = position(host | before_authority);
+        let path_start = position(before_path);
         if self.host_rules {
             self.check_host(&s[host_start..host_end], false)?;
         }
@@ -283,7 +285,7 @@ impl OnePassWriter {
         let mut kept_port = &[][..];
         let mut port_edit = false;
         if colon != 0 {
-            let digits = &s[host_end + 1..position(before_path)];
+            let digits = &s[host_end + 1..path_start];
             let drop = if digits.is_empty() {
                 self.empty_port
             } else {
@@ -315,7 +317,6 @@ impl OnePassWriter {
             copy_lowered(s, host_end, upper, out);
         }
         out.extend_from_slice(kept_port);
-        let path_start = position(before_path);
         if !dots {
             // The path, query and fragment in one piece (an empty path that
             // becomes `/` has no dot segment).
@@ -360,17 +361,6 @@ impl OnePassWriter {
             edits &= edits - 1;
         }
         out.extend_from_slice(&s[from..to]);
-    }
-
-    /// All bits when the fragment goes (its escapes are only checked),
-    /// else none.
-    #[inline(always)]
-    fn fragment_bits(&self) -> u128 {
-        if self.remove_fragment {
-            u128::MAX
-        } else {
-            0
-        }
     }
 
     /// The escapes at the bits of `escapes` that the escape rules
