@@ -338,7 +338,8 @@ impl OnePassWriter {
     }
 
     /// Writes `s[from..to]` to `out`, with the escapes at the bits of
-    /// `edits` (valid escapes) rewritten: decoded or upper-cased.
+    /// `edits` (valid escapes, from [`escape_edits`](Self::escape_edits))
+    /// rewritten: decoded or upper-cased.
     #[inline(always)]
     fn write_edited(
         &self,
@@ -350,14 +351,16 @@ impl OnePassWriter {
     ) {
         while edits != 0 {
             let at = edits.trailing_zeros() as usize;
-            out.extend_from_slice(&s[from..at]);
-            let byte = (hex(s[at + 1]) & 15) << 4 | hex(s[at + 2]) & 15;
-            if self.decode && table::is_unreserved(byte) {
-                out.push(byte);
-            } else {
-                out.extend_from_slice(&pct::encoded(byte));
+            // Always an escape here; were it not, it would be copied as is.
+            if let Some((_, _, byte)) = escape_at(s, at) {
+                out.extend_from_slice(&s[from..at]);
+                if self.decode && table::is_unreserved(byte) {
+                    out.push(byte);
+                } else {
+                    out.extend_from_slice(&pct::encoded(byte));
+                }
+                from = at + 3;
             }
-            from = at + 3;
             edits &= edits - 1;
         }
         out.extend_from_slice(&s[from..to]);
