@@ -355,6 +355,17 @@ fn prefetch_buckets(bytes: &[u8], len: usize, k: Kept) {
     prefetch_line(bytes, second(h, k));
 }
 
+/// Asks the CPU to start loading the ids of the two buckets of `k` (a
+/// table of `len` buckets with ids): a key found has its id read next, and
+/// with counts its count after that. Without this, each duplicate of a
+/// `--count` run waited for both from memory.
+#[inline]
+fn prefetch_ids(ids: &[u32], len: usize, k: Kept) {
+    let h = home(k.lo, len);
+    super::prefetch::prefetch_item(ids, h * SLOTS);
+    super::prefetch::prefetch_item(ids, second(h, k) * SLOTS);
+}
+
 /// Asks the CPU to start loading bucket `b` of `bytes` into cache.
 #[inline]
 fn prefetch_line(bytes: &[u8], b: usize) {
@@ -694,7 +705,11 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let len = self.slots.len();
         for (k, item) in items.iter().enumerate() {
             if let Some(ahead) = items.get(k + AHEAD) {
-                prefetch_buckets(bytes, len, Kept::of(fp_of(ahead)));
+                let ahead = Kept::of(fp_of(ahead));
+                prefetch_buckets(bytes, len, ahead);
+                if WITH_IDS {
+                    prefetch_ids(&self.ids, len, ahead);
+                }
             }
             each(item, self.find(fp_of(item)))?;
         }
@@ -769,7 +784,11 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             let ids = &mut self.ids;
             while let Some(item) = items.get(k) {
                 if let Some(ahead) = items.get(k + AHEAD) {
-                    prefetch_buckets(bytes, len, Kept::of(fp_of(ahead)));
+                    let ahead = Kept::of(fp_of(ahead));
+                    prefetch_buckets(bytes, len, ahead);
+                    if WITH_IDS {
+                        prefetch_ids(ids, len, ahead);
+                    }
                 }
                 let kept = Kept::of(fp_of(item));
                 let ins = match probe(bytes, len, kept) {

@@ -13,7 +13,14 @@ pub const SEQUENTIAL_AHEAD: usize = 1024;
 /// `bytes` (any `at`: past the end, the request is simply useless).
 #[inline]
 pub fn prefetch(bytes: &[u8], at: usize) {
-    let p = bytes.as_ptr().wrapping_add(at);
+    prefetch_item(bytes, at);
+}
+
+/// Asks the CPU to start loading the cache line that holds `items[i]` (any
+/// `i`: past the end, the request is simply useless).
+#[inline]
+pub fn prefetch_item<T>(items: &[T], i: usize) {
+    let p = items.as_ptr().wrapping_add(i);
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint: it never faults, reads nothing
     // the program can observe and writes nothing, whatever the address.

@@ -6,10 +6,61 @@ use std::sync::atomic::Ordering;
 
 use super::super::error::Error;
 use super::super::fpset::Insert;
+use super::super::prefetch::prefetch_item;
 use super::super::shard::Pending;
 use super::super::shard::ShardSet;
 use super::super::spill::Partitions;
 use super::{ChunkState, NEW};
+
+/// How many lookups after its key was found a count is incremented.
+const COUNT_DELAY: usize = 16;
+
+/// Count increments made [`COUNT_DELAY`] lookups late. A count is found by
+/// its key's id, which a lookup gives only at its end, and the counts of a
+/// large run are far apart in memory: each increment waited for its count
+/// to come from memory. Now its cache line is prefetched as soon as the id
+/// is known, and the increment is made once it has had time to arrive.
+/// Increments commute, so the counts are the same once [`finish`] ran.
+///
+/// [`finish`]: LateCounts::finish
+#[derive(Default)]
+struct LateCounts {
+    /// The ids of the increments not made yet, in a ring.
+    ids: [u32; COUNT_DELAY],
+    /// Increments asked for so far.
+    asked: usize,
+}
+
+impl LateCounts {
+    /// Increments the count of `id`, [`COUNT_DELAY`] calls from now.
+    #[inline]
+    fn add(&mut self, counts: &mut [u64], id: u32) {
+        prefetch_item(counts, id as usize);
+        let at = self.asked % COUNT_DELAY;
+        if self.asked >= COUNT_DELAY {
+            bump(counts, self.ids[at]);
+        }
+        self.ids[at] = id;
+        self.asked += 1;
+    }
+
+    /// Makes the increments not made yet.
+    fn finish(&mut self, counts: &mut [u64]) {
+        for &id in self.ids.iter().take(self.asked.min(COUNT_DELAY)) {
+            bump(counts, id);
+        }
+        self.asked = 0;
+    }
+}
+
+/// Adds one to the count of `id` (an id without a count is not counted:
+/// it cannot occur, every key gets its count when it is new).
+#[inline]
+fn bump(counts: &mut [u64], id: u32) {
+    if let Some(c) = counts.get_mut(id as usize) {
+        *c += 1;
+    }
+}
 
 /// One shard: its set, and with counts, a count and the global index of
 /// each key.
@@ -47,19 +98,20 @@ impl ShardState {
         counting: bool,
     ) -> u64 {
         let counts = &mut self.counts;
+        let mut late = LateCounts::default();
         let mut new = 0u64;
         // What follows an insert: the count, the line's flag.
         let mut record = |w: &ChunkState, e: &Pending, ins: Insert| {
             let id = ins.id();
             if counting {
-                let id = id as usize;
                 if ins.is_new() {
+                    let id = id as usize;
                     if counts.len() <= id {
                         counts.resize(id + 1, 0);
                     }
                     counts[id] = 1;
-                } else if let Some(c) = counts.get_mut(id) {
-                    *c += 1;
+                } else {
+                    late.add(counts, id);
                 }
             }
             let flag = if ins.is_new() {
@@ -101,6 +153,7 @@ impl ShardState {
                 }
             }
         }
+        late.finish(counts);
         new
     }
 
@@ -139,13 +192,12 @@ impl ShardState {
     ) -> Result<(u64, u64), Error> {
         let (mut seen, mut undecided) = (0u64, 0u64);
         let counts = &mut self.counts;
+        let mut late = LateCounts::default();
         // What follows a lookup: the count or the record, the line's flag.
         let mut record = |w: &ChunkState, e: &Pending, found: Option<u32>| -> Result<(), Error> {
             let flag = match found {
                 Some(id) => {
-                    if let Some(c) = counts.get_mut(id as usize) {
-                        *c += 1;
-                    }
+                    late.add(counts, id);
                     seen += 1;
                     0
                 }
@@ -191,6 +243,7 @@ impl ShardState {
                 }
             }
         }
+        late.finish(counts);
         Ok((seen, undecided))
     }
 
