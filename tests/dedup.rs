@@ -1055,6 +1055,24 @@ fn dedup_spill_several_mapped_inputs() {
                 '_,
             >| {})
             .expect("in-memory run");
+            // The same inputs read as streams: no line is a slice of a
+            // mapped input (with counts, the outputs kept are then copies).
+            let streamed = [&a, &b, &c]
+                .into_iter()
+                .map(|bytes| Input::Reader {
+                    name: "s".into(),
+                    reader: Box::new(std::io::Cursor::new(bytes.clone())),
+                })
+                .collect();
+            let mut from_streams = Vec::new();
+            engine::run(
+                &config,
+                streamed,
+                &mut from_streams,
+                &mut |_: &InvalidLine<'_>| {},
+            )
+            .expect("in-memory run from streams");
+            assert!(from_streams == want, "{select:?} {emit:?} from streams");
             config.temp_dir = Some(temp.path().to_owned());
             config.spill_hooks.after_keys = Some(200);
             config.spill_hooks.partition_keys = Some(50);

@@ -80,6 +80,7 @@ mod error;
 pub mod fpset;
 mod input;
 pub mod lines;
+mod map_window;
 pub mod memory;
 mod newlines;
 mod observe;

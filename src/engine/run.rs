@@ -13,12 +13,13 @@ use std::time::Instant;
 
 use crate::uri::key::KeyScratch;
 
-use super::batch::{ChunkState, Render, ScanConfig, ShardState, Uniques};
+use super::batch::{ChunkState, Render, ScanConfig, ShardState, UniqueSpan, Uniques, OWNED};
 use super::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
 use super::error::Error;
 use super::fpset;
 use super::input::{self, Input, SharedBytes, Source};
 use super::lines;
+use super::map_window::MapWindow;
 use super::memory;
 use super::observe::{Observer, Progress, Warning};
 use super::out_buf::OutBuf;
@@ -629,10 +630,12 @@ impl<'a> Driver<'a> {
             total += shard.bytes_after(more(s, shard));
         }
         if self.config.select == Select::Counts {
+            // At worst every line of the batch is new and copied.
             let bytes: usize = batch.iter().map(|w| w.bytes().len()).sum();
             let keys: usize = batch.iter().map(|w| w.valid() as usize).sum();
-            let ends = self.uniques.ends.len() + keys;
-            total += (self.uniques.bytes.len() + bytes) * 2 + ends * 16;
+            let uniques = &self.uniques;
+            total += grown_capacity(&uniques.bytes, bytes)
+                + grown_capacity(&uniques.spans, keys) * std::mem::size_of::<UniqueSpan>();
         }
         total as u64 <= budget
     }
@@ -897,18 +900,21 @@ impl<'a> Driver<'a> {
 
     /// The `--count` output: every unique line with its count, in order.
     fn write_counts(&mut self, out: &SyncSender<ToWriter>) {
-        let n = self.uniques.ends.len();
-        let mut counts = vec![0u64; n];
+        let uniques = &self.uniques;
+        let mut counts = vec![0u64; uniques.spans.len()];
         for shard in &self.shards {
             shard.scatter_counts(&mut counts);
         }
         let mut buf = Vec::with_capacity(COUNTS_PIECE + 4096);
-        let mut start = 0usize;
-        for (i, &end) in self.uniques.ends.iter().enumerate() {
-            let end = end as usize;
-            let line = self.uniques.bytes.get(start..end).unwrap_or_default();
-            start = end;
-            push_decimal(&mut buf, counts[i]);
+        let mut window = MapWindow::default();
+        for (span, &count) in uniques.spans.iter().zip(&counts) {
+            let (at, len) = (span.at as usize, span.len as usize);
+            let line = if span.input == OWNED {
+                uniques.bytes.get(at..at + len).unwrap_or_default()
+            } else {
+                window.slice(&uniques.maps, span.input as usize, at, len)
+            };
+            push_decimal(&mut buf, count);
             buf.push(b'\t');
             buf.extend_from_slice(line);
             buf.push(b'\n');
@@ -919,9 +925,21 @@ impl<'a> Driver<'a> {
                 }
             }
         }
+        window.leave(&uniques.maps);
         if !buf.is_empty() {
             let _ = hand_over(out, ToWriter::Bytes(buf), &mut self.stats);
         }
+    }
+}
+
+/// The capacity `v` will have, in elements, after `more` more are pushed
+/// (a vector doubles when it is full).
+fn grown_capacity<T>(v: &Vec<T>, more: usize) -> usize {
+    let need = v.len() + more;
+    if need <= v.capacity() {
+        v.capacity()
+    } else {
+        need.max(2 * v.capacity())
     }
 }
 

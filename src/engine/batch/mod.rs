@@ -173,5 +173,5 @@ mod emit;
 mod insert;
 mod scan;
 
-pub use emit::{Render, Uniques};
+pub use emit::{Render, UniqueSpan, Uniques, OWNED};
 pub use insert::ShardState;
