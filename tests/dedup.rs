@@ -462,6 +462,27 @@ fn dedup_missing_input_fails_cleanly() {
     assert_eq!(common::listing(dir.path()), ["ok.txt"]);
 }
 
+/// A file whose size reads 0 but that has content (`/proc`, `/sys`) is
+/// read to its end, not taken as empty.
+#[cfg(target_os = "linux")]
+#[test]
+fn dedup_reads_files_that_say_they_are_empty() {
+    let status = std::fs::read_to_string("/proc/self/status").expect("procfs");
+    assert_eq!(
+        std::fs::metadata("/proc/self/status").expect("stat").len(),
+        0
+    );
+    let out = urikey()
+        .args(["dedup", "--stats", "--allow-relative", "/proc/self/status"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines = status.lines().count();
+    assert!(lines > 10);
+    assert!(err.contains(&format!("urikey: {lines} lines,")), "{err}");
+}
+
 #[test]
 fn dedup_directory_input_fails_cleanly() {
     let dir = TempDir::new().expect("temp dir");

@@ -56,24 +56,81 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
         let (schema, array): (Bound<'_, PyCapsule>, Bound<'_, PyCapsule>) = pair.extract()?;
         let schema_ptr = capsule_ptr::<FFI_ArrowSchema>(&schema, "arrow_schema")?;
         let array_ptr = capsule_ptr::<FFI_ArrowArray>(&array, "arrow_array")?;
-        // SAFETY: the capsules hold a live schema and array (checked names,
-        // non-null); `from_raw` moves the array out and marks the capsule's
-        // copy released, as the C data interface's consumers do.
-        let data = unsafe {
-            let array = FFI_ArrowArray::from_raw(array_ptr);
-            from_ffi(array, &*schema_ptr)
+        // SAFETY: the capsules hold a schema and an array (checked names,
+        // non-null pointers); reading their release callbacks reads them.
+        let released = unsafe { (*array_ptr).is_released() || (*schema_ptr).release().is_none() };
+        if released {
+            // A consumer took the array over already (the same capsules
+            // passed twice): its buffers are gone.
+            return Err(PyValueError::new_err(
+                "Arrow data could not be read: the array capsule was already consumed",
+            ));
         }
-        .map_err(arrow_err)?;
-        return Ok(vec![column(make_array(data))]);
+        return guarded(|| {
+            // SAFETY: the capsules hold a live schema and array (checked
+            // above), so their children and dictionaries can be read.
+            if !unsafe { same_shape(&*schema_ptr, &*array_ptr, 0) } {
+                return Err(ArrowError::InvalidArgumentError(
+                    "the array's children do not match its schema's".into(),
+                ));
+            }
+            // SAFETY: as above; `from_raw` moves the array out and marks
+            // the capsule's copy released, as the C data interface's
+            // consumers do.
+            let data = unsafe { from_ffi(FFI_ArrowArray::from_raw(array_ptr), &*schema_ptr) }?;
+            data.validate_full()?;
+            Ok(vec![column(make_array(data))])
+        });
     }
     let capsule = obj.call_method0("__arrow_c_stream__")?;
     let capsule = capsule.downcast_into::<PyCapsule>()?;
     let ptr = capsule_ptr(&capsule, "arrow_array_stream")?;
-    // SAFETY: as above, for a stream: the reader takes the stream over.
-    let reader = unsafe { ArrayStreamReader::from_raw(ptr) }.map_err(arrow_err)?;
-    reader
-        .map(|chunk| chunk.map(column).map_err(arrow_err))
-        .collect()
+    guarded(|| {
+        // SAFETY: as above, for a stream: the reader takes the stream over
+        // (and refuses one already released).
+        let reader = unsafe { ArrayStreamReader::from_raw(ptr) }?;
+        reader.map(|chunk| checked(chunk?).map(column)).collect()
+    })
+}
+
+/// Nesting deeper than this is refused (URLs are a flat column, or one
+/// inside a one-column struct).
+const MAX_DEPTH: usize = 16;
+
+/// True when `array` has as many children as `schema` at every level, and
+/// a dictionary where it has one: the import asserts it (a panic) rather
+/// than reporting it.
+fn same_shape(schema: &FFI_ArrowSchema, array: &FFI_ArrowArray, depth: usize) -> bool {
+    let n = schema.children().count();
+    depth < MAX_DEPTH
+        && n == array.num_children()
+        && (0..n).all(|i| same_shape(schema.child(i), array.child(i), depth + 1))
+        && match (schema.dictionary(), array.dictionary()) {
+            (Some(s), Some(a)) => same_shape(s, a, depth + 1),
+            (None, None) => true,
+            _ => false,
+        }
+}
+
+/// `array` after a full check of its buffers against its type (offsets in
+/// bounds, UTF-8 strings). An import trusts what the producer says; a
+/// schema that does not match its array would otherwise be read as given,
+/// past the ends of the buffers.
+fn checked(array: ArrayRef) -> Result<ArrayRef, ArrowError> {
+    array.to_data().validate_full()?;
+    Ok(array)
+}
+
+/// Runs an import, its errors and any panic inside the Arrow crates
+/// (which assert some invariants of what they import, such as the number
+/// of a struct's children) made a `ValueError`.
+fn guarded<T>(import: impl FnOnce() -> Result<T, ArrowError>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(import)) {
+        Ok(result) => result.map_err(arrow_err),
+        Err(_) => Err(PyValueError::new_err(
+            "Arrow data could not be read: the array does not match its schema",
+        )),
+    }
 }
 
 /// A one-column struct (a table of one column) stands for its column.

@@ -54,10 +54,51 @@ impl Observer for PyObserver {
     }
 }
 
+/// A file system path given as `str`, `bytes` or an `os.PathLike`, read
+/// as `os.fsencode` reads it: a name that is not valid in the file system's
+/// encoding (a lone surrogate) raises `UnicodeEncodeError`, and an error
+/// of `__fspath__` reaches the caller as it is. (pyo3's own `PathBuf`
+/// conversion panicked on such names.)
+pub struct FsPath(PathBuf);
+
+impl<'py> FromPyObject<'py> for FsPath {
+    fn extract_bound(ob: &Bound<'py, PyAny>) -> PyResult<Self> {
+        let os = ob.py().import("os")?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let encoded = os.call_method1("fsencode", (ob,))?;
+            let bytes: &[u8] = encoded.extract()?;
+            Ok(Self(PathBuf::from(std::ffi::OsStr::from_bytes(bytes))))
+        }
+        #[cfg(not(unix))]
+        {
+            let text: String = os.call_method1("fspath", (ob,))?.extract()?;
+            Ok(Self(PathBuf::from(text)))
+        }
+    }
+}
+
+/// True when `ob` is one path rather than a sequence of them.
+fn is_one_path(ob: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let os = ob.py().import("os")?;
+    let kinds = (
+        ob.py().get_type::<pyo3::types::PyString>(),
+        ob.py().get_type::<pyo3::types::PyBytes>(),
+        os.getattr("PathLike")?,
+    );
+    ob.is_instance(kinds.into_pyobject(ob.py())?.as_any())
+}
+
 fn inputs_of(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Input>> {
-    let list: Vec<PathBuf> = match inputs.extract::<PathBuf>() {
-        Ok(p) => vec![p],
-        Err(_) => inputs.extract()?,
+    let list: Vec<PathBuf> = if is_one_path(inputs)? {
+        vec![inputs.extract::<FsPath>()?.0]
+    } else {
+        let mut list = Vec::new();
+        for item in inputs.try_iter()? {
+            list.push(item?.extract::<FsPath>()?.0);
+        }
+        list
     };
     Ok(list
         .into_iter()
@@ -124,7 +165,7 @@ struct Finished {
 pub fn dedup_file<'py>(
     py: Python<'py>,
     inputs: &Bound<'py, PyAny>,
-    output: PathBuf,
+    output: FsPath,
     profile: &str,
     enable: Option<&Bound<'py, PyAny>>,
     disable: Option<&Bound<'py, PyAny>>,
@@ -134,11 +175,14 @@ pub fn dedup_file<'py>(
     field: Option<u64>,
     delimiter: &str,
     threads: usize,
-    rejects: Option<PathBuf>,
+    rejects: Option<FsPath>,
     compat: Option<&str>,
     memory_limit: Option<&Bound<'py, PyAny>>,
-    temp_dir: Option<PathBuf>,
+    temp_dir: Option<FsPath>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let output = output.0;
+    let rejects = rejects.map(|p| p.0);
+    let temp_dir = temp_dir.map(|p| p.0);
     let key_config = options::config(profile, enable, disable, lenient, key, compat)?;
     // As `urikey dedup`: a URL dump holds absolute URLs, so a relative
     // reference (`hello`) is an invalid line.

@@ -221,3 +221,55 @@ def test_deduplicator_across_batches() -> None:
     assert d.add(pa.array(["http://a.com", "http://b.com/"])).to_pylist() == [False, True]
     assert len(d) == 2
     assert d.memory_bytes > 0
+
+
+def test_a_consumed_or_inconsistent_arrow_capsule_is_a_value_error() -> None:
+    c = urikey.Canonicalizer()
+    capsules = pa.array(["http://A/"]).__arrow_c_array__()
+
+    class Given:
+        """An Arrow producer that hands out the capsules it was given."""
+
+        def __init__(self, pair: tuple[object, object]) -> None:
+            self.pair = pair
+
+        def __arrow_c_array__(self, requested_schema: object = None) -> tuple[object, object]:
+            return self.pair
+
+    # The first call takes the array over; the second finds it released.
+    assert c.canonicalize_many(Given(capsules)).to_pylist() == ["http://a/"]
+    with pytest.raises(ValueError, match="already consumed"):
+        c.canonicalize_many(Given(capsules))
+    d = urikey.Deduplicator()
+    with pytest.raises(ValueError, match="already consumed"):
+        d.add(Given(capsules))
+    assert len(d) == 0
+
+    def pair(schema_of: pa.Array, array_of: pa.Array) -> Given:
+        return Given((schema_of.__arrow_c_array__()[0], array_of.__arrow_c_array__()[1]))
+
+    # A schema that does not match its array: the array is never read as
+    # the schema says.
+    for bad in [
+        pair(pa.array(["a"]), pa.array([1])),
+        pair(pa.array(["a"]), pa.array([True])),
+        pair(pa.array(["a"]), pa.nulls(2)),
+        pair(pa.array(["a"], type=pa.large_string()), pa.array(["http://a/", "http://b/"])),
+        pair(pa.array([{"x": "a"}]), pa.array([{"x": "a", "y": "b"}])),
+        pair(pa.array([{"x": "a", "y": "b"}]), pa.array([{"x": "a"}])),
+    ]:
+        with pytest.raises(ValueError, match="Arrow data could not be read"):
+            c.canonicalize_many(bad)
+
+
+def test_a_one_column_dataframe_gives_a_series_named_after_it() -> None:
+    c = urikey.Canonicalizer()
+    got = c.canonicalize_many(pl.DataFrame({"u": ["HTTP://A/", "http://b"]}))
+    assert isinstance(got, pl.Series)
+    assert (got.name, got.to_list()) == ("u", ["http://a/", "http://b/"])
+    frame = pd.DataFrame({"u": ["HTTP://A/", "http://b"]})
+    got = c.canonicalize_many(frame)
+    assert isinstance(got, pd.Series)
+    assert (got.name, got.tolist()) == ("u", ["http://a/", "http://b/"])
+    d = urikey.Deduplicator()
+    assert d.add(pl.DataFrame({"u": ["http://a/", "HTTP://A/"]})).to_list() == [True, False]

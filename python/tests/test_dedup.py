@@ -161,6 +161,56 @@ def test_deduplicator_expected_keys_size_the_set_once() -> None:
         urikey.Deduplicator(expected_keys=-1)
 
 
+@pytest.mark.parametrize("keys", [2**40, 2**59, 2**63 - 1])
+def test_deduplicator_expected_keys_past_any_memory_are_ignored(keys: int) -> None:
+    # Such a size once made the table's size search loop for ever.
+    for limit in [None, 2**64 - 1]:
+        d = urikey.Deduplicator(expected_keys=keys, memory_limit=limit)
+        assert d.add(["http://a/", "HTTP://A/", "http://b/"]) == [True, False, True]
+        assert d.memory_bytes < 64 << 20
+
+
+def test_dedup_file_paths_as_str_bytes_and_pathlike(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"http://a/\nhttp://a/\nhttp://b/\n")
+    out = tmp_path / "out.txt"
+    for given in [str(src), bytes(src), src, [src, str(src)]]:
+        out.unlink(missing_ok=True)
+        urikey.dedup_file(given, bytes(out), rejects=tmp_path / "rejects.txt")
+        assert out.read_bytes() == b"http://a/\nhttp://b/\n"
+    # A file name that is not UTF-8 (read back with surrogate escapes).
+    odd = os.fsdecode(bytes(tmp_path) + b"/in-\xff.txt")
+    Path(odd).write_bytes(b"http://c/\n")
+    assert urikey.dedup_file(odd, out)["unique"] == 1
+
+
+def test_dedup_file_unencodable_or_failing_paths_raise(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"http://a/\n")
+    out = tmp_path / "out.txt"
+    # A lone surrogate has no file system encoding: an exception, never a
+    # panic, wherever the path is given.
+    for kwargs in [
+        {"inputs": "\ud800", "output": out},
+        {"inputs": ["\ud800"], "output": out},
+        {"inputs": src, "output": "\ud800.txt"},
+        {"inputs": src, "output": out, "rejects": "\ud800"},
+        {"inputs": src, "output": out, "temp_dir": "\ud800"},
+    ]:
+        with pytest.raises(UnicodeEncodeError):
+            urikey.dedup_file(**kwargs)  # type: ignore[arg-type]
+
+    class Failing:
+        def __fspath__(self) -> str:
+            raise ZeroDivisionError("no path")
+
+    with pytest.raises(ZeroDivisionError):
+        urikey.dedup_file(Failing(), out)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        urikey.dedup_file(5, out)  # type: ignore[arg-type]
+    assert not out.exists()
+
+
 def test_dedup_file_spills_under_a_memory_limit(cli: Path, tmp_path: Path) -> None:
     want, _ = cli_dedup(cli, tmp_path, "--profile", "crawl")
     spill = tmp_path / "spill"

@@ -28,17 +28,22 @@ def from_chunks(source: Any, pairs: list[tuple[Any, Any]], kind: str) -> Any:
         return arrays[0]
     chunked = pa.chunked_array(arrays, type=arrays[0].type if arrays else empty)
     package = type(source).__module__.partition(".")[0]
+    # A Series has a name; a one-column DataFrame gives its column's.
+    name = getattr(source, "name", None)
+    columns = getattr(source, "columns", None)
+    if name is None and columns is not None and len(columns) == 1:
+        name = columns[0]
     if package == "polars":
         import polars as pl
 
         series = pl.from_arrow(chunked)
         assert isinstance(series, pl.Series)
-        return series.alias(source.name)
+        return series if name is None else series.alias(str(name))
     if package == "pandas":
         import pandas as pd
 
         values = chunked.to_pandas()
-        return pd.Series(values.array, index=source.index, name=source.name)
+        return pd.Series(values.array, index=source.index, name=name)
     if isinstance(source, (pa.ChunkedArray, pa.Table)):
         return chunked
     if len(arrays) == 1 and hasattr(source, "__arrow_c_array__"):

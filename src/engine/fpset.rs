@@ -117,6 +117,11 @@ const GROUP: usize = 64;
 /// Smallest number of buckets a table starts with (4 KiB).
 const MIN_BUCKETS: usize = GROUP;
 
+/// The largest expectation a table takes (see
+/// [`FingerprintTable::expect`]): 2^40 fingerprints, 16 TiB of buckets,
+/// past any memory; a larger one is taken as this.
+const MAX_EXPECTED: usize = 1 << 40;
+
 /// Tables at least this large live in their own anonymous memory map,
 /// faulted in at once (see [`Slots::zeroed`]).
 const HUGE_TABLE_BYTES: usize = 64 << 10;
@@ -655,7 +660,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// nothing else: past too low a one the table grows step by step, and
     /// too high a one only costs memory.
     pub fn expect(&mut self, fingerprints: usize) {
-        self.expected = fingerprints;
+        self.expected = fingerprints.min(MAX_EXPECTED);
     }
 
     /// Number of distinct fingerprints stored.
@@ -721,12 +726,17 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     /// against its memory limit before a batch. Growth needs no second
     /// copy of the entries.
     pub fn bytes_after(&self, more: usize) -> usize {
-        let want = self.filled + more;
+        let want = self.filled.saturating_add(more);
         let mut len = self.slots.len();
         while want > max_filled(len) {
-            len = self.grown_len(len);
+            let grown = self.grown_len(len);
+            if grown <= len {
+                // Past any size a table can have.
+                return usize::MAX;
+            }
+            len = grown;
         }
-        len * (BUCKET + Self::ID_BYTES)
+        len.saturating_mul(BUCKET + Self::ID_BYTES)
     }
 
     /// The length a table of `len` buckets grows to: the next of its sizes,
@@ -734,7 +744,11 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
     fn grown_len(&self, len: usize) -> usize {
         let mut grown = next_len(len, self.phase);
         while max_filled(grown) < self.expected {
-            grown = next_len(grown, self.phase);
+            let next = next_len(grown, self.phase);
+            if next <= grown {
+                break;
+            }
+            grown = next;
         }
         grown
     }
@@ -1127,7 +1141,7 @@ fn split_point(old_len: usize, len: usize, id_bytes: usize) -> Option<(usize, us
 
 /// Most fingerprints a table of `len` buckets holds before it grows.
 fn max_filled(len: usize) -> usize {
-    len * SLOTS * MAX_LOAD.0 / MAX_LOAD.1
+    len.saturating_mul(SLOTS * MAX_LOAD.0) / MAX_LOAD.1
 }
 
 /// The home bucket of a fingerprint whose low 64 bits are `lo` in a table

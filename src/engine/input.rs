@@ -233,10 +233,9 @@ pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
             if meta.is_dir() {
                 return Err(open_err(io::Error::other("is a directory")));
             }
-            if meta.is_file() {
-                if meta.len() == 0 {
-                    return Ok(Source::Slice(SharedBytes::from_memory(Arc::from(&[][..]))));
-                }
+            // A file of size 0 is read as a stream: files of `/proc` and
+            // `/sys` say 0 and have content.
+            if meta.is_file() && meta.len() > 0 {
                 // SAFETY: see `map_file`; the map is only read, and the
                 // documented risk is a SIGBUS if another process truncates
                 // the file while we run.

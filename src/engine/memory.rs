@@ -43,10 +43,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 /// of the cgroup's limit when that is lower; `None` when neither can be
 /// read.
 pub fn default_limit() -> Option<u64> {
-    let physical = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| mem_total(&t))
-        .map(|b| b / PHYSICAL_SHARE.1 * PHYSICAL_SHARE.0);
+    let physical = physical().map(|b| b / PHYSICAL_SHARE.1 * PHYSICAL_SHARE.0);
     let cgroup = [
         "/sys/fs/cgroup/memory.max",
         "/sys/fs/cgroup/memory/memory.limit_in_bytes",
@@ -59,6 +56,14 @@ pub fn default_limit() -> Option<u64> {
         (Some(p), Some(c)) => Some(p.min(c)),
         (p, c) => p.or(c),
     }
+}
+
+/// Physical memory (`MemTotal` of `/proc/meminfo`), in bytes; `None` where
+/// it cannot be read.
+pub fn physical() -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| mem_total(&t))
 }
 
 /// `MemTotal` of `/proc/meminfo`, in bytes.

@@ -627,15 +627,16 @@ impl<'a> Driver<'a> {
         };
         let mut total = 0usize;
         for (s, shard) in self.shards.iter().enumerate() {
-            total += shard.bytes_after(more(s, shard));
+            total = total.saturating_add(shard.bytes_after(more(s, shard)));
         }
         if self.config.select == Select::Counts {
             // At worst every line of the batch is new and copied.
             let bytes: usize = batch.iter().map(|w| w.bytes().len()).sum();
             let keys: usize = batch.iter().map(|w| w.valid() as usize).sum();
             let uniques = &self.uniques;
-            total += grown_capacity(&uniques.bytes, bytes)
-                + grown_capacity(&uniques.spans, keys) * std::mem::size_of::<UniqueSpan>();
+            total = total
+                .saturating_add(grown_capacity(&uniques.bytes, bytes))
+                .saturating_add(grown_capacity(&uniques.spans, keys) * size_of::<UniqueSpan>());
         }
         total as u64 <= budget
     }

@@ -131,7 +131,8 @@ impl SeenSet {
     }
 
     /// Tells every table its share of the expected keys, if the tables at
-    /// that size fit the memory limit (else none).
+    /// that size fit the memory limit and physical memory (else none: an
+    /// expectation no memory could hold is a mistake, not a plan).
     fn apply_expected(&mut self) {
         let share = usize::try_from(self.expected / SHARDS as u64).unwrap_or(usize::MAX);
         for t in &mut self.shards {
@@ -139,10 +140,11 @@ impl SeenSet {
         }
         let more: [usize; SHARDS] =
             std::array::from_fn(|s| share.saturating_sub(self.shards[s].len()));
-        if self
+        let room = self
             .limit
-            .is_some_and(|limit| self.bytes_after(&more) > limit)
-        {
+            .unwrap_or(u64::MAX)
+            .min(super::memory::physical().unwrap_or(u64::MAX));
+        if self.bytes_after(&more) > room {
             for t in &mut self.shards {
                 t.expect(0);
             }
@@ -355,7 +357,7 @@ impl SeenSet {
             .iter()
             .zip(more)
             .map(|(shard, &n)| shard.bytes_after(n) as u64)
-            .sum()
+            .fold(0, u64::saturating_add)
     }
 
     /// Is the key of `line` in the set? (`Err` when it has none.)
@@ -488,6 +490,24 @@ mod tests {
             small_told.add(part).unwrap();
         }
         assert_eq!(small_told.heap_bytes(), plain.heap_bytes());
+    }
+
+    #[test]
+    fn seen_set_expected_keys_past_any_memory_are_ignored() {
+        // Such counts once made a table's size search loop for ever (its
+        // capacity arithmetic wrapped around); with no limit or an
+        // unlimited one, the tables would not fit the machine.
+        let keyer = KeyConfig::default().keyer();
+        for keys in [1 << 40, 1 << 59, u64::MAX] {
+            for limit in [None, Some(u64::MAX)] {
+                let mut set = SeenSet::new(keyer.clone())
+                    .with_memory_limit(limit)
+                    .with_expected_keys(keys);
+                let v = set.add(&[Some("http://a/"), Some("HTTP://A/")]).unwrap();
+                assert!(v[0].is_new() && !v[1].is_new());
+                assert!(set.heap_bytes() < 64 << 20, "{keys} {limit:?}");
+            }
+        }
     }
 
     #[test]

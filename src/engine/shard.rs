@@ -142,7 +142,9 @@ impl ShardSet {
             Self::Exact(keys) => {
                 let n = keys.map.len();
                 let now = keys.key_bytes + n * EXACT_OVERHEAD;
-                now + more * now.checked_div(n).unwrap_or(EXACT_OVERHEAD)
+                now.saturating_add(
+                    more.saturating_mul(now.checked_div(n).unwrap_or(EXACT_OVERHEAD)),
+                )
             }
         }
     }

@@ -166,14 +166,16 @@ impl ShardState {
     /// Bytes this shard would take after `more` new keys: its set, and
     /// with counts, its counts and global indexes (vectors double).
     pub fn bytes_after(&self, more: usize) -> usize {
-        let need = self.set.len() + more;
+        let need = self.set.len().saturating_add(more);
         let vec_after = |cap: usize| if need <= cap { cap } else { need.max(2 * cap) };
         let lists = if self.counting {
-            (vec_after(self.counts.capacity()) + vec_after(self.global.capacity())) * 8
+            vec_after(self.counts.capacity())
+                .saturating_add(vec_after(self.global.capacity()))
+                .saturating_mul(8)
         } else {
             0
         };
-        self.set.bytes_after(more) + lists
+        self.set.bytes_after(more).saturating_add(lists)
     }
 
     /// Phase 2 once the run spills, for shard `s`: a line whose key the
