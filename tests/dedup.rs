@@ -441,6 +441,16 @@ fn dedup_threads_and_progress_do_not_change_output() {
 }
 
 #[test]
+fn dedup_too_many_threads_is_a_usage_error() {
+    urikey()
+        .args(["dedup", "--threads", "100000"])
+        .write_stdin(SAMPLE)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("threads must be at most 4096"));
+}
+
+#[test]
 fn dedup_missing_input_fails_cleanly() {
     let dir = TempDir::new().expect("temp dir");
     let ok = write(&dir, "ok.txt", SAMPLE);

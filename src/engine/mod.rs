@@ -198,6 +198,10 @@ pub struct SpillHooks {
 /// for the same CPU time within noise (1 GiB gen-crawl, 2 threads).
 pub const DEFAULT_CHUNK_BYTES: usize = 768 << 10;
 
+/// Most worker threads a run takes: each has its own scratch buffers and
+/// batches in flight, and a thread count past the cores only costs.
+pub const MAX_THREADS: usize = 4096;
+
 /// Largest accepted `chunk_size` and `max_line_bytes` (chunk offsets are
 /// 32-bit).
 pub const MAX_CHUNK_BYTES: usize = 512 << 20;

@@ -31,7 +31,7 @@ use super::spill::{
     RESOLVE_BYTES_PER_KEY,
 };
 use super::stats::Stats;
-use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES};
+use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES, MAX_THREADS};
 
 /// The writer thread writes its gathered output in pieces of at least this
 /// many bytes (one chunk's output can take it past that).
@@ -226,6 +226,11 @@ fn check_config(config: &Config) -> Result<(), Error> {
     if config.max_line_bytes == 0 || config.max_line_bytes > MAX_CHUNK_BYTES {
         return Err(Error::Config(format!(
             "line limit must be between 1 and {MAX_CHUNK_BYTES} bytes"
+        )));
+    }
+    if config.threads > MAX_THREADS {
+        return Err(Error::Config(format!(
+            "threads must be at most {MAX_THREADS} (0: one per core)"
         )));
     }
     Ok(())

@@ -340,6 +340,10 @@ impl SeenSet {
         let mut new: Vec<u128> = fps
             .filter(|&fp| !self.shards[shard_of(fp)].contains(fp))
             .collect();
+        if new.is_empty() {
+            // Nothing to add: no limit is passed by keeping what is there.
+            return Ok(());
+        }
         new.sort_unstable();
         new.dedup();
         let needed = self.bytes_after(&per_shard(new.into_iter()));
@@ -536,6 +540,11 @@ mod tests {
         // The refused batch left nothing behind: its first new key is new.
         assert_eq!(set.contains(lines[150_000].as_bytes()), Ok(false));
         assert!(set.add_fingerprints(&[1u128 << 100; 1]).is_ok());
+        // A set already past a limit set below it still takes a batch that
+        // adds nothing (empty, or known keys only).
+        let mut tiny = SeenSet::new(KeyConfig::default().keyer()).with_memory_limit(Some(1));
+        assert!(tiny.add::<&str>(&[]).unwrap().is_empty());
+        assert!(tiny.add(&[Some("http://a/")]).is_err());
     }
 
     /// Fingerprints with repeats within and across batches, checked against
