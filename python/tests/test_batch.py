@@ -273,3 +273,28 @@ def test_a_one_column_dataframe_gives_a_series_named_after_it() -> None:
     assert (got.name, got.tolist()) == ("u", ["http://a/", "http://b/"])
     d = urikey.Deduplicator()
     assert d.add(pl.DataFrame({"u": ["http://a/", "HTTP://A/"]})).to_list() == [True, False]
+
+
+def test_strings_outside_their_buffers_are_a_value_error() -> None:
+    # Arrays built from raw buffers, which pyarrow does not check: a view
+    # that names bytes past its data buffer, and offsets that go backwards.
+    c = urikey.Canonicalizer()
+    data = pa.py_buffer(b"http://a/x")
+    view = (20).to_bytes(4, "little") + b"http" + (0).to_bytes(4, "little")
+    view += (100).to_bytes(4, "little")
+    views = pa.array([], type=pa.string_view()).from_buffers(
+        pa.string_view(), 1, [None, pa.py_buffer(view), data]
+    )
+    with pytest.raises(ValueError, match="outside the array's buffers"):
+        c.canonicalize_many(views)
+    offsets = pa.py_buffer(b"".join(i.to_bytes(4, "little") for i in [0, 8, 2]))
+    backwards = pa.Array.from_buffers(pa.string(), 2, [None, offsets, data])
+    with pytest.raises(ValueError, match="outside the array's buffers"):
+        c.canonicalize_many(backwards)
+    # The same buffers, well formed, read as they are.
+    good = pa.Array.from_buffers(
+        pa.string(),
+        1,
+        [None, pa.py_buffer((0).to_bytes(4, "little") + (10).to_bytes(4, "little")), data],
+    )
+    assert c.canonicalize_many(good).to_pylist() == ["http://a/x"]
