@@ -12,7 +12,7 @@ Profile = Literal["none", "syntax", "rfc", "crawl"]
 KeyFormat = Literal["uri", "surt", "hash"]
 Compat = Literal["w3lib", "w3lib-keep-fragments", "ia-surt"]
 Flags = str | Iterable[str]
-StrPath = str | os.PathLike[str]
+StrPath = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 
 class _ArrowArray(Protocol):
     def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
