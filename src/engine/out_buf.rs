@@ -90,23 +90,6 @@ impl OutBuf {
         Ok(())
     }
 
-    /// Writes all the bytes, then `more`, which counts as sent through the
-    /// buffer.
-    ///
-    /// # Errors
-    /// The output's.
-    pub fn write_all_and(
-        &mut self,
-        output: &mut (dyn Write + Send),
-        more: &[u8],
-    ) -> io::Result<()> {
-        self.write_all(output)?;
-        output.write_all(more)?;
-        self.sent += more.len() as u64;
-        self.place();
-        Ok(())
-    }
-
     /// Drops the first `n` bytes, which the output took.
     fn consume(&mut self, n: usize) {
         self.start += n;
@@ -187,7 +170,8 @@ mod tests {
             assert!(buf.len() < BLOCK);
             assert_eq!(out.got.len() + buf.len(), want.len());
         }
-        buf.write_all_and(&mut out, b"more").unwrap();
+        buf.write_all(&mut out).unwrap();
+        buf.append().extend_from_slice(b"more");
         want.extend_from_slice(b"more");
         buf.append().extend_from_slice(&[9; 2 * BLOCK]);
         want.extend_from_slice(&[9; 2 * BLOCK]);
