@@ -120,7 +120,7 @@ pub struct DedupArgs {
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
 
-    /// Worker threads (0: one per core).
+    /// Worker threads (0: one per core; at most 4096).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
 
