@@ -441,6 +441,47 @@ fn dedup_threads_and_progress_do_not_change_output() {
 }
 
 #[test]
+fn dedup_rejects_that_would_replace_an_input_or_the_output_are_refused() {
+    let dir = TempDir::new().expect("temp dir");
+    let input = write(&dir, "in.txt", b"http://a/\nbad url\n");
+    let out = dir.path().join("out.txt");
+    let spelled = dir.path().join(".").join("in.txt");
+    // The input (spelled another way), and the output before it exists.
+    for (rejects, output) in [(&spelled, &out), (&out, &out)] {
+        urikey()
+            .arg("dedup")
+            .arg(&input)
+            .arg("-o")
+            .arg(output)
+            .arg("--rejects")
+            .arg(rejects)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("names an input or the output"));
+        assert_eq!(
+            std::fs::read(&input).expect("input"),
+            b"http://a/\nbad url\n"
+        );
+        assert!(!out.exists());
+    }
+    // Any other file is fine.
+    let rejects = dir.path().join("rejects.txt");
+    urikey()
+        .arg("dedup")
+        .arg(&input)
+        .arg("-o")
+        .arg(&out)
+        .arg("--rejects")
+        .arg(&rejects)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&out).expect("output"), b"http://a/\n");
+    assert!(std::fs::read_to_string(&rejects)
+        .expect("rejects")
+        .contains("bad url"));
+}
+
+#[test]
 fn dedup_too_many_threads_is_a_usage_error() {
     urikey()
         .args(["dedup", "--threads", "100000"])

@@ -217,6 +217,20 @@ pub fn dedup_file<'py>(
     config.memory_limit = options::memory_limit(memory_limit)?;
     config.temp_dir = temp_dir;
     let inputs = inputs_of(inputs)?;
+    if let Some(rejects) = &rejects {
+        let named = inputs.iter().filter_map(|i| match i {
+            Input::Path(p) => Some(p.as_path()),
+            _ => None,
+        });
+        for other in named.chain([output.as_path()]) {
+            if engine::same_file(rejects, other) {
+                return Err(PyValueError::new_err(format!(
+                    "rejects {} names an input or the output, which the invalid lines would replace",
+                    rejects.display()
+                )));
+            }
+        }
+    }
 
     let mut out_file = create(&output)?;
     let mut rejects_file = rejects.as_deref().map(create).transpose()?;

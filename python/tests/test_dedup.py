@@ -211,6 +211,19 @@ def test_dedup_file_unencodable_or_failing_paths_raise(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_dedup_file_refuses_rejects_that_would_replace_an_input_or_the_output(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"http://a/\nbad url\n")
+    out = tmp_path / "out.txt"
+    for rejects in [src, tmp_path / "." / "in.txt", out]:
+        with pytest.raises(ValueError, match="names an input or the output"):
+            urikey.dedup_file(src, out, rejects=rejects)
+    assert src.read_bytes() == b"http://a/\nbad url\n"
+    assert not out.exists()
+
+
 def test_dedup_file_spills_under_a_memory_limit(cli: Path, tmp_path: Path) -> None:
     want, _ = cli_dedup(cli, tmp_path, "--profile", "crawl")
     spill = tmp_path / "spill"

@@ -213,6 +213,29 @@ pub fn check_path(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// True when `a` and `b` name the same file: the same existing file (on
+/// Unix, the same device and inode, so links and other spellings count), or
+/// the same absolute path where one does not exist yet. For refusing a
+/// rejects file that would replace an input or the output.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
+        return matches!(
+            (std::path::absolute(a), std::path::absolute(b)),
+            (Ok(x), Ok(y)) if x == y
+        );
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        ma.dev() == mb.dev() && ma.ino() == mb.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (ma, mb);
+        matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    }
+}
+
 /// Opens `input`; raw bytes consumed are added to `raw_read` as they are
 /// read (for progress), except for slices, whose chunks are counted by the
 /// caller.
