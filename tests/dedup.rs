@@ -479,6 +479,14 @@ fn dedup_rejects_that_would_replace_an_input_or_the_output_are_refused() {
     assert!(std::fs::read_to_string(&rejects)
         .expect("rejects")
         .contains("bad url"));
+    // A device is written in place: both may go to it.
+    #[cfg(unix)]
+    urikey()
+        .arg("dedup")
+        .arg(&input)
+        .args(["-o", "/dev/null", "--rejects", "/dev/null"])
+        .assert()
+        .success();
 }
 
 #[test]

@@ -213,10 +213,11 @@ pub fn check_path(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// True when `a` and `b` name the same file: the same existing file (on
-/// Unix, the same device and inode, so links and other spellings count), or
-/// the same absolute path where one does not exist yet. For refusing a
-/// rejects file that would replace an input or the output.
+/// True when `a` and `b` name the same regular file: the same existing
+/// file (on Unix, the same device and inode, so links and other spellings
+/// count), or the same absolute path where one does not exist yet. For
+/// refusing a rejects file that would replace an input or the output (a
+/// device such as `/dev/null` is written in place, never replaced).
 pub fn same_file(a: &Path, b: &Path) -> bool {
     let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
         return matches!(
@@ -224,6 +225,9 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
             (Ok(x), Ok(y)) if x == y
         );
     };
+    if !ma.is_file() {
+        return false;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
