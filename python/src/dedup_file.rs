@@ -218,17 +218,11 @@ pub fn dedup_file<'py>(
     config.temp_dir = temp_dir;
     let inputs = inputs_of(inputs)?;
     if let Some(rejects) = &rejects {
-        let named = inputs.iter().filter_map(|i| match i {
-            Input::Path(p) => Some(p.as_path()),
-            _ => None,
-        });
-        for other in named.chain([output.as_path()]) {
-            if engine::same_file(rejects, other) {
-                return Err(PyValueError::new_err(format!(
-                    "rejects {} names an input or the output, which the invalid lines would replace",
-                    rejects.display()
-                )));
-            }
+        if engine::rejects_would_replace(rejects, &inputs, Some(&output)) {
+            return Err(PyValueError::new_err(format!(
+                "rejects {} names an input or the output, which the invalid lines would replace",
+                rejects.display()
+            )));
         }
     }
 

@@ -325,17 +325,11 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     };
     let inputs = inputs(&args.files);
     if let Some(rejects) = args.rejects.as_deref().filter(|p| p.as_os_str() != "-") {
-        let named = inputs.iter().filter_map(|i| match i {
-            Input::Path(p) => Some(p.as_path()),
-            _ => None,
-        });
-        for other in named.chain(args.output.as_deref()) {
-            if engine::same_file(rejects, other) {
-                bail!(
-                    "--rejects {} names an input or the output, which the invalid lines would replace",
-                    rejects.display()
-                );
-            }
+        if engine::rejects_would_replace(rejects, &inputs, args.output.as_deref()) {
+            bail!(
+                "--rejects {} names an input or the output, which the invalid lines would replace",
+                rejects.display()
+            );
         }
     }
 

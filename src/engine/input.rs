@@ -213,12 +213,22 @@ pub fn check_path(path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// True when the rejects file `rejects` names one of the file `inputs` or
+/// the `output` (see [`same_file`]): written to a temporary file and
+/// renamed at the end of the run, it would replace that file.
+pub fn rejects_would_replace(rejects: &Path, inputs: &[Input], output: Option<&Path>) -> bool {
+    let named = inputs.iter().filter_map(|i| match i {
+        Input::Path(p) => Some(p.as_path()),
+        _ => None,
+    });
+    named.chain(output).any(|other| same_file(rejects, other))
+}
+
 /// True when `a` and `b` name the same regular file: the same existing
 /// file (on Unix, the same device and inode, so links and other spellings
-/// count), or the same absolute path where one does not exist yet. For
-/// refusing a rejects file that would replace an input or the output (a
-/// device such as `/dev/null` is written in place, never replaced).
-pub fn same_file(a: &Path, b: &Path) -> bool {
+/// count), or the same absolute path where one does not exist yet. A
+/// device such as `/dev/null` is written in place, never replaced.
+fn same_file(a: &Path, b: &Path) -> bool {
     let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) else {
         return matches!(
             (std::path::absolute(a), std::path::absolute(b)),

@@ -101,7 +101,7 @@ use core::fmt;
 use crate::uri::key::{KeyErrorKind, Keyer};
 
 pub use error::Error;
-pub use input::{same_file, Input};
+pub use input::{rejects_would_replace, Input};
 pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
 pub use rss::peak_rss_bytes;
