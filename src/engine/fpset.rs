@@ -349,26 +349,23 @@ fn populate(map: &memmap2::MmapMut, start: usize, len: usize) {
 const POPULATE_PIECE: usize = 4 * HUGE_PAGE;
 
 /// Asks the CPU to start loading the two buckets a lookup of `k` reads in
-/// `bytes` (`len` buckets): its home and its second bucket. A plain load
-/// cannot stand in for this: its value must be kept somewhere, and the
-/// instruction that keeps it waits for the miss (perf showed 70 % of
-/// `insert_batch` stalled on such a load).
+/// `bytes` (`len` buckets), its home and its second bucket, and with ids
+/// (`WITH_IDS`) their ids in `ids`. A plain load cannot stand in for this:
+/// its value must be kept somewhere, and the instruction that keeps it
+/// waits for the miss (perf showed 70 % of `insert_batch` stalled on such a
+/// load). A key found has its id read next, and with counts its count
+/// after that: without the ids, each duplicate of a `--count` run waited
+/// for both from memory.
 #[inline]
-fn prefetch_buckets(bytes: &[u8], len: usize, k: Kept) {
+fn prefetch_lookup<const WITH_IDS: bool>(bytes: &[u8], ids: &[u32], len: usize, k: Kept) {
     let h = home(k.lo, len);
+    let s = second(h, k);
     prefetch_line(bytes, h);
-    prefetch_line(bytes, second(h, k));
-}
-
-/// Asks the CPU to start loading the ids of the two buckets of `k` (a
-/// table of `len` buckets with ids): a key found has its id read next, and
-/// with counts its count after that. Without this, each duplicate of a
-/// `--count` run waited for both from memory.
-#[inline]
-fn prefetch_ids(ids: &[u32], len: usize, k: Kept) {
-    let h = home(k.lo, len);
-    super::prefetch::prefetch_item(ids, h * SLOTS);
-    super::prefetch::prefetch_item(ids, second(h, k) * SLOTS);
+    prefetch_line(bytes, s);
+    if WITH_IDS {
+        super::prefetch::prefetch_item(ids, h * SLOTS);
+        super::prefetch::prefetch_item(ids, s * SLOTS);
+    }
 }
 
 /// Asks the CPU to start loading bucket `b` of `bytes` into cache.
@@ -710,11 +707,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         let len = self.slots.len();
         for (k, item) in items.iter().enumerate() {
             if let Some(ahead) = items.get(k + AHEAD) {
-                let ahead = Kept::of(fp_of(ahead));
-                prefetch_buckets(bytes, len, ahead);
-                if WITH_IDS {
-                    prefetch_ids(&self.ids, len, ahead);
-                }
+                prefetch_lookup::<WITH_IDS>(bytes, &self.ids, len, Kept::of(fp_of(ahead)));
             }
             each(item, self.find(fp_of(item)))?;
         }
@@ -798,11 +791,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
             let ids = &mut self.ids;
             while let Some(item) = items.get(k) {
                 if let Some(ahead) = items.get(k + AHEAD) {
-                    let ahead = Kept::of(fp_of(ahead));
-                    prefetch_buckets(bytes, len, ahead);
-                    if WITH_IDS {
-                        prefetch_ids(ids, len, ahead);
-                    }
+                    prefetch_lookup::<WITH_IDS>(bytes, ids, len, Kept::of(fp_of(ahead)));
                 }
                 let kept = Kept::of(fp_of(item));
                 let ins = match probe(bytes, len, kept) {
