@@ -58,6 +58,17 @@ pub fn default_limit() -> Option<u64> {
     }
 }
 
+/// The capacity, in elements, of a vector of capacity `capacity` once it
+/// holds `need` elements: it doubles when it is full (or grows to what it
+/// needs, if more).
+pub fn grown_capacity(capacity: usize, need: usize) -> usize {
+    if need <= capacity {
+        capacity
+    } else {
+        need.max(capacity.saturating_mul(2))
+    }
+}
+
 /// Physical memory (`MemTotal` of `/proc/meminfo`), in bytes; `None` where
 /// it cannot be read.
 pub fn physical() -> Option<u64> {

@@ -637,8 +637,17 @@ impl<'a> Driver<'a> {
             let keys: usize = batch.iter().map(|w| w.valid() as usize).sum();
             let uniques = &self.uniques;
             total = total
-                .saturating_add(grown_capacity(&uniques.bytes, bytes))
-                .saturating_add(grown_capacity(&uniques.spans, keys) * size_of::<UniqueSpan>());
+                .saturating_add(memory::grown_capacity(
+                    uniques.bytes.capacity(),
+                    uniques.bytes.len().saturating_add(bytes),
+                ))
+                .saturating_add(
+                    memory::grown_capacity(
+                        uniques.spans.capacity(),
+                        uniques.spans.len().saturating_add(keys),
+                    )
+                    .saturating_mul(size_of::<UniqueSpan>()),
+                );
         }
         total as u64 <= budget
     }
@@ -945,17 +954,6 @@ fn write_counted(
     }
     window.leave(&uniques.maps);
     Ok(())
-}
-
-/// The capacity `v` will have, in elements, after `more` more are pushed
-/// (a vector doubles when it is full).
-fn grown_capacity<T>(v: &Vec<T>, more: usize) -> usize {
-    let need = v.len() + more;
-    if need <= v.capacity() {
-        v.capacity()
-    } else {
-        need.max(2 * v.capacity())
-    }
 }
 
 /// Sends `msg` to the writer thread, which takes it once it is done with

@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::super::error::Error;
 use super::super::fpset::Insert;
+use super::super::memory::grown_capacity;
 use super::super::prefetch::prefetch_item;
 use super::super::shard::Pending;
 use super::super::shard::ShardSet;
@@ -168,10 +169,9 @@ impl ShardState {
     /// with counts, its counts and global indexes (vectors double).
     pub fn bytes_after(&self, more: usize) -> usize {
         let need = self.set.len().saturating_add(more);
-        let vec_after = |cap: usize| if need <= cap { cap } else { need.max(2 * cap) };
         let lists = if self.counting {
-            vec_after(self.counts.capacity())
-                .saturating_add(vec_after(self.global.capacity()))
+            grown_capacity(self.counts.capacity(), need)
+                .saturating_add(grown_capacity(self.global.capacity(), need))
                 .saturating_mul(8)
         } else {
             0
