@@ -214,8 +214,9 @@ pub fn check_path(path: &Path) -> Result<(), Error> {
 }
 
 /// True when the rejects file `rejects` names one of the file `inputs` or
-/// the `output` (see [`same_file`]): written to a temporary file and
-/// renamed at the end of the run, it would replace that file.
+/// the `output` (the same regular file, by device and inode, or the same
+/// absolute path where one does not exist yet): written to a temporary
+/// file and renamed at the end of the run, it would replace that file.
 pub fn rejects_would_replace(rejects: &Path, inputs: &[Input], output: Option<&Path>) -> bool {
     let named = inputs.iter().filter_map(|i| match i {
         Input::Path(p) => Some(p.as_path()),
