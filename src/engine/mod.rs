@@ -75,6 +75,7 @@
 
 mod batch;
 mod chunk;
+mod counted;
 mod direct;
 mod error;
 pub mod fpset;

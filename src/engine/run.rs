@@ -13,19 +13,19 @@ use std::time::Instant;
 
 use crate::uri::key::KeyScratch;
 
-use super::batch::{ChunkState, Render, ScanConfig, ShardState, UniqueSpan, Uniques, OWNED};
+use super::batch::{ChunkState, Render, ScanConfig, ShardState, UniqueSpan, Uniques};
 use super::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
+use super::counted;
 use super::error::Error;
 use super::fpset;
 use super::input::{self, Input, SharedBytes, Source};
 use super::lines;
-use super::map_window::MapWindow;
 use super::memory;
 use super::observe::{Observer, Progress, Warning};
 use super::out_buf::OutBuf;
 use super::projection::Projection;
 use super::shard::{SHARDS, SHARD_BITS};
-use super::share::share_out;
+use super::share::{self, share_out};
 use super::spill::{
     self, EntryWriter, Partitions, SpillDir, SpillTuning, SpillWriter, Spilled, PARTITION_BUFFER,
     RESOLVE_BYTES_PER_KEY,
@@ -384,7 +384,16 @@ fn write_all(
     for msg in rx {
         match msg {
             ToWriter::Counts { uniques, counts } => {
-                write_counted(&uniques, &counts, &mut pending, output).map_err(Error::Write)?;
+                let threads = share::threads(Some(pool));
+                counted::write_counted(
+                    &uniques,
+                    &counts,
+                    &mut pending,
+                    output,
+                    WRITE_BYTES,
+                    threads,
+                )
+                .map_err(Error::Write)?;
             }
             ToWriter::StartSpill(file) => lines = Some(file),
             ToWriter::SpillBatch(mut works) => {
@@ -923,39 +932,6 @@ impl<'a> Driver<'a> {
     }
 }
 
-/// Appends every unique line of `uniques` with its count to `pending`
-/// (`COUNT\tLINE\n`, in first-seen order), writing it out whenever it
-/// holds [`WRITE_BYTES`]. Formatted straight into the writer's buffer:
-/// pieces formatted by the driving thread, each a fresh allocation freed
-/// by the writer, had every page of them faulted in and zeroed again (a
-/// tenth of a `--count` run's CPU time on the 1 GiB crawl dump).
-fn write_counted(
-    uniques: &Uniques,
-    counts: &[u64],
-    pending: &mut OutBuf,
-    output: &mut (dyn Write + Send),
-) -> io::Result<()> {
-    let mut window = MapWindow::default();
-    for (span, &count) in uniques.spans.iter().zip(counts) {
-        let (at, len) = (span.at as usize, span.len as usize);
-        let line = if span.input == OWNED {
-            uniques.bytes.get(at..at + len).unwrap_or_default()
-        } else {
-            window.slice(&uniques.maps, span.input as usize, at, len)
-        };
-        let buf = pending.append();
-        push_decimal(buf, count);
-        buf.push(b'\t');
-        buf.extend_from_slice(line);
-        buf.push(b'\n');
-        if pending.len() >= WRITE_BYTES {
-            pending.write_some(output)?;
-        }
-    }
-    window.leave(&uniques.maps);
-    Ok(())
-}
-
 /// Sends `msg` to the writer thread, which takes it once it is done with
 /// the one before; the wait counts in `stats`.
 fn hand_over(
@@ -967,21 +943,6 @@ fn hand_over(
     let sent = out.send(msg);
     stats.phases.writer_wait += waited.elapsed();
     sent
-}
-
-/// Appends `n` in decimal.
-fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 #[cfg(test)]
@@ -999,15 +960,5 @@ mod tests {
         assert!(small as u64 * chunks_in_flight(8) * CHUNK_COST <= memory::SLACK / 3);
         assert!(small >= 64 << 10);
         assert_eq!(chunk_size_under(2 << 20, Some(0), 1000), 64 << 10);
-    }
-
-    #[test]
-    fn run_push_decimal() {
-        let mut v = Vec::new();
-        for n in [0u64, 7, 10, 12345, u64::MAX] {
-            v.clear();
-            push_decimal(&mut v, n);
-            assert_eq!(v, n.to_string().as_bytes());
-        }
     }
 }
