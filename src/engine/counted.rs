@@ -14,6 +14,7 @@ use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 use super::batch::{Uniques, OWNED};
 use super::map_window::MapWindow;
 use super::out_buf::OutBuf;
+use super::shard::SHARDS;
 
 /// Lines in a piece: 8 Ki lines are about 700 KB of output on the crawl
 /// dump, well under the window a formatter maps ahead of its lines (so
@@ -25,29 +26,31 @@ const BUFFERS_PER_FORMATTER: usize = 2;
 
 /// Appends every line of `uniques` with its count to `pending`, writing it
 /// out whenever it holds `write_bytes`, formatted by `threads` threads.
+/// `counts` holds each shard's counts by id.
 ///
 /// # Errors
 /// The output's.
 pub fn write_counted(
     uniques: &Uniques,
-    counts: &[u64],
+    counts: &[Vec<u64>],
     pending: &mut OutBuf,
     output: &mut (dyn Write + Send),
     write_bytes: usize,
     threads: usize,
 ) -> io::Result<()> {
-    let lines = uniques.spans.len().min(counts.len());
-    let pieces = lines.div_ceil(PIECE_LINES);
+    let lines = uniques.spans.len().min(uniques.shards.len());
+    let firsts = first_ids(&uniques.shards);
+    let pieces = firsts.len();
     if threads < 2 || pieces < 2 {
         let mut window = MapWindow::default();
-        let mut at = 0;
-        while at < lines {
-            let end = (at + PIECE_LINES).min(lines);
-            format_piece(uniques, counts, at..end, &mut window, pending.append());
+        for (piece, first) in firsts.iter().enumerate() {
+            let start = piece * PIECE_LINES;
+            let range = start..(start + PIECE_LINES).min(lines);
+            let buf = pending.append();
+            format_piece(uniques, counts, range, *first, &mut window, buf);
             if pending.len() >= write_bytes {
                 pending.write_some(output)?;
             }
-            at = end;
         }
         window.leave(&uniques.maps);
         return Ok(());
@@ -65,13 +68,14 @@ pub fn write_counted(
     let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>)>();
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            let (claims, done_tx) = (&claims, done_tx.clone());
+            let (claims, firsts, done_tx) = (&claims, &firsts, done_tx.clone());
             scope.spawn(move || {
                 let mut window = MapWindow::default();
                 while let Some((piece, mut buf)) = claims.take(pieces) {
                     let start = piece * PIECE_LINES;
                     let range = start..(start + PIECE_LINES).min(lines);
-                    format_piece(uniques, counts, range, &mut window, &mut buf);
+                    let first = firsts[piece];
+                    format_piece(uniques, counts, range, first, &mut window, &mut buf);
                     if done_tx.send((piece, buf)).is_err() {
                         break;
                     }
@@ -174,17 +178,46 @@ impl Claims {
     }
 }
 
-/// Appends the lines `range` of `uniques` with their counts to `out`.
+/// For each piece of [`PIECE_LINES`] lines, the id in each shard of the
+/// first key of that shard in the piece: the number of keys of the shard
+/// before the piece.
+fn first_ids(shards: &[u8]) -> Vec<[u32; SHARDS]> {
+    let mut seen = [0u32; SHARDS];
+    shards
+        .chunks(PIECE_LINES)
+        .map(|piece| {
+            let first = seen;
+            for &s in piece {
+                if let Some(n) = seen.get_mut(usize::from(s)) {
+                    *n += 1;
+                }
+            }
+            first
+        })
+        .collect()
+}
+
+/// Appends the lines `range` of `uniques` with their counts to `out`;
+/// `ids` holds the id of the first key of each shard in the range.
 fn format_piece(
     uniques: &Uniques,
-    counts: &[u64],
+    counts: &[Vec<u64>],
     range: std::ops::Range<usize>,
+    mut ids: [u32; SHARDS],
     window: &mut MapWindow,
     out: &mut Vec<u8>,
 ) {
     let spans = uniques.spans.get(range.clone()).unwrap_or_default();
-    let counts = counts.get(range).unwrap_or_default();
-    for (span, &count) in spans.iter().zip(counts) {
+    let shards = uniques.shards.get(range).unwrap_or_default();
+    for (span, &s) in spans.iter().zip(shards) {
+        let s = usize::from(s) % SHARDS;
+        // Not reached otherwise: every first-seen key has its count.
+        let count = counts
+            .get(s)
+            .and_then(|c| c.get(ids[s] as usize))
+            .copied()
+            .unwrap_or(0);
+        ids[s] += 1;
         let (at, len) = (span.at as usize, span.len as usize);
         let line = if span.input == OWNED {
             uniques.bytes.get(at..at + len).unwrap_or_default()

@@ -344,7 +344,11 @@ enum ToWriter {
     /// is sent back for reuse.
     Batch(Vec<ChunkState>),
     /// The first-seen lines and their counts, to write (`--count`).
-    Counts { uniques: Uniques, counts: Vec<u64> },
+    /// Each shard's counts, by id.
+    Counts {
+        uniques: Uniques,
+        counts: Vec<Vec<u64>>,
+    },
     /// The run spills from now on: the lines file to append to.
     StartSpill(SpillWriter),
     /// A batch processed after the run spilled: its lines that may be
@@ -656,7 +660,11 @@ impl<'a> Driver<'a> {
                         uniques.spans.len().saturating_add(keys),
                     )
                     .saturating_mul(size_of::<UniqueSpan>()),
-                );
+                )
+                .saturating_add(memory::grown_capacity(
+                    uniques.shards.capacity(),
+                    uniques.shards.len().saturating_add(keys),
+                ));
         }
         total as u64 <= budget
     }
@@ -869,8 +877,8 @@ impl<'a> Driver<'a> {
 
         let render = self.render();
         if counting {
-            for work in batch.iter_mut() {
-                work.collect_uniques(&render, &mut self.shards, &mut self.uniques);
+            for work in batch.iter() {
+                work.collect_uniques(&render, &mut self.uniques);
             }
         }
         self.stats.phases.inserts += phase.elapsed();
@@ -923,10 +931,11 @@ impl<'a> Driver<'a> {
     /// handed to the writer thread, which formats it into its own buffer.
     fn write_counts(&mut self, out: &SyncSender<ToWriter>) {
         let uniques = std::mem::take(&mut self.uniques);
-        let mut counts = vec![0u64; uniques.spans.len()];
-        for shard in &self.shards {
-            shard.scatter_counts(&mut counts);
-        }
+        let counts = self
+            .shards
+            .iter_mut()
+            .map(ShardState::take_counts)
+            .collect();
         // A closed channel means the writer failed; its error is reported.
         let _ = hand_over(out, ToWriter::Counts { uniques, counts }, &mut self.stats);
     }

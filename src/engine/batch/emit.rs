@@ -10,7 +10,6 @@ use super::super::lines::{field_span, replace_field};
 use super::super::prefetch::prefetch;
 use super::super::spill::EntryWriter;
 use super::super::{Emit, Field, Select};
-use super::insert::ShardState;
 use super::{ChunkState, LineRec, Run, Src};
 
 /// How many lines ahead [`ChunkState::gather_selected`] prefetches a line
@@ -197,16 +196,10 @@ impl ChunkState {
         }
     }
 
-    /// Phase 3 with counts: notes each new line's output in `uniques`, in
-    /// input order, and records its global index in its shard. An output
-    /// that is a slice of a mapped input is noted by where it lies there;
-    /// any other is copied.
-    pub fn collect_uniques(
-        &mut self,
-        r: &Render<'_>,
-        shards: &mut [ShardState],
-        uniques: &mut Uniques,
-    ) {
+    /// Phase 3 with counts: notes each new line's output and its key's
+    /// shard in `uniques`, in input order. An output that is a slice of a
+    /// mapped input is noted by where it lies there; any other is copied.
+    pub fn collect_uniques(&self, r: &Render<'_>, uniques: &mut Uniques) {
         let shared = self.chunk.as_ref().and_then(|c| {
             let (all, base) = c.shared()?;
             let input = u32::try_from(c.input).ok().filter(|&i| i != OWNED)?;
@@ -216,17 +209,11 @@ impl ChunkState {
             uniques.keep_map(input, all);
         }
         for (i, rec) in self.recs.iter().enumerate() {
-            let (is_new, id) = self.flag(i);
+            let (is_new, _) = self.flag(i);
             if !is_new {
                 continue;
             }
-            let shard = &mut shards[usize::from(rec.shard)];
-            let global = uniques.spans.len() as u64;
-            let id = id as usize;
-            if shard.global.len() <= id {
-                shard.global.resize(id + 1, 0);
-            }
-            shard.global[id] = global;
+            uniques.shards.push(rec.shard);
             if let (Some((input, _, base)), Some((start, len))) =
                 (shared, self.printed_span(rec, r))
             {
@@ -283,6 +270,10 @@ pub struct Uniques {
     pub bytes: Vec<u8>,
     /// Where each output lies, in first-seen order.
     pub spans: Vec<UniqueSpan>,
+    /// The shard of each output's key. A shard numbers its keys in the
+    /// order they were first seen, so the n-th output of shard `s` has the
+    /// n-th count of shard `s`: no index from keys to outputs is kept.
+    pub shards: Vec<u8>,
     /// Each input's shared buffer, kept for the spans in it.
     pub maps: Vec<Option<SharedBytes>>,
     /// A formatted key, while it is written.

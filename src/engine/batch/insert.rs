@@ -64,14 +64,11 @@ fn bump(counts: &mut [u64], id: u32) {
     }
 }
 
-/// One shard: its set, and with counts, a count and the global index of
-/// each key.
+/// One shard: its set, and with counts, the count of each key by id.
 pub struct ShardState {
     set: ShardSet,
     counting: bool,
     counts: Vec<u64>,
-    /// The global index of each key (with counts), set by phase 3.
-    pub(super) global: Vec<u64>,
 }
 
 impl ShardState {
@@ -81,7 +78,6 @@ impl ShardState {
             set: ShardSet::new(shard, exact, counting),
             counting,
             counts: Vec::new(),
-            global: Vec::new(),
         }
     }
 
@@ -166,17 +162,15 @@ impl ShardState {
     }
 
     /// Bytes this shard would take after `more` new keys: its set, and
-    /// with counts, its counts and global indexes (vectors double).
+    /// with counts, its counts (the vector doubles).
     pub fn bytes_after(&self, more: usize) -> usize {
         let need = self.set.len().saturating_add(more);
-        let lists = if self.counting {
-            grown_capacity(self.counts.capacity(), need)
-                .saturating_add(grown_capacity(self.global.capacity(), need))
-                .saturating_mul(8)
+        let counts = if self.counting {
+            grown_capacity(self.counts.capacity(), need).saturating_mul(8)
         } else {
             0
         };
-        self.set.bytes_after(more).saturating_add(lists)
+        self.set.bytes_after(more).saturating_add(counts)
     }
 
     /// Phase 2 once the run spills, for shard `s`: a line whose key the
@@ -255,12 +249,9 @@ impl ShardState {
         *self = Self::new(0, false, false);
     }
 
-    /// Adds this shard's counts into `counts`, indexed by global index.
-    pub fn scatter_counts(&self, counts: &mut [u64]) {
-        for (id, &g) in self.global.iter().enumerate() {
-            if let (Some(slot), Some(&c)) = (counts.get_mut(g as usize), self.counts.get(id)) {
-                *slot = c;
-            }
-        }
+    /// Takes the count of each key, by id: ids are dense and given in the
+    /// order the keys were first seen.
+    pub fn take_counts(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.counts)
     }
 }
