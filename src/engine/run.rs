@@ -941,17 +941,20 @@ impl<'a> Driver<'a> {
     }
 }
 
+/// The writer thread has stopped (its error is reported).
+struct WriterStopped;
+
 /// Sends `msg` to the writer thread, which takes it once it is done with
 /// the one before; the wait counts in `stats`.
 fn hand_over(
     out: &SyncSender<ToWriter>,
     msg: ToWriter,
     stats: &mut Stats,
-) -> Result<(), mpsc::SendError<ToWriter>> {
+) -> Result<(), WriterStopped> {
     let waited = Instant::now();
     let sent = out.send(msg);
     stats.phases.writer_wait += waited.elapsed();
-    sent
+    sent.map_err(|_| WriterStopped)
 }
 
 #[cfg(test)]
