@@ -4,7 +4,8 @@
 //! .as_str()`, on the URL lists of `../shared/datasets` (when present), a
 //! generated canonical crawl list and other spellings of it (upper case,
 //! escapes, dot segments, ports, empty paths). The compatibility presets
-//! (`compat-w3lib`, `compat-ia-surt`) run on the same lines.
+//! (`compat-w3lib`, `compat-ia-surt`) and our SURT keys (`urikey-rfc-surt`:
+//! the `uri` key, then its SURT) run on the same lines.
 //!
 //! Before timing, every dataset is checked: the fast and slow paths must
 //! give the same key for every line, and the number of valid lines and the
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use urikey::uri::compat::{Compat, CompatScratch};
-use urikey::uri::key::{KeyScratch, Keyer};
+use urikey::uri::key::{write_key, KeyFormat, KeyScratch, Keyer};
 use urikey::uri::normalize::{Normalizer, Profile};
 
 struct Dataset {
@@ -196,6 +197,22 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function("urikey-rfc-slow-path", |b| {
             b.iter(|| black_box(run(&rfc, true)))
+        });
+        // The `uri` key and then its SURT (`--key surt`).
+        g.bench_function("urikey-rfc-surt", |b| {
+            let mut scratch = KeyScratch::default();
+            let mut surt = Vec::new();
+            b.iter(|| {
+                let mut total = 0usize;
+                for line in &d.lines {
+                    if let Ok(key) = rfc.uri_key(line.as_bytes(), &mut scratch) {
+                        surt.clear();
+                        write_key(&key, KeyFormat::Surt, &mut surt);
+                        total += surt.len();
+                    }
+                }
+                black_box(total)
+            })
         });
         g.bench_function("urikey-crawl-lenient", |b| {
             b.iter(|| black_box(run(&crawl_lenient, false)))

@@ -115,6 +115,23 @@ pub(crate) fn parse_fast(s: &[u8]) -> Option<Meta> {
     Some(m)
 }
 
+/// Whether `s` is a valid `path-abempty [ "?" query ] [ "#" fragment ]`:
+/// what follows the authority of a URI (the same checks as [`parse_fast`]).
+#[inline]
+pub(crate) fn is_after_authority(s: &[u8]) -> bool {
+    if s.first().is_some_and(|&b| !matches!(b, b'/' | b'?' | b'#')) {
+        return false;
+    }
+    let mut j = skip(s, 0, PATH);
+    if s.get(j) == Some(&b'?') {
+        j = skip(s, j + 1, QUERY);
+    }
+    if s.get(j) == Some(&b'#') {
+        j = skip(s, j + 1, FRAGMENT);
+    }
+    j == s.len()
+}
+
 /// Advances from `i` over bytes of `mask` and valid `pct-encoded` triplets.
 ///
 /// Runs of allowed bytes are checked eight at a time with one branch per

@@ -53,6 +53,7 @@
 //! ```
 
 use super::meta::HostKind;
+use super::parse;
 use super::table;
 use super::UriRef;
 
@@ -60,6 +61,69 @@ use super::UriRef;
 /// A key that does not parse (not produced by this crate) is written in
 /// the verbatim form.
 pub fn write_surt(uri_key: &[u8], out: &mut Vec<u8>) {
+    if !write_web_surt(uri_key, out) {
+        write_any_surt(uri_key, out);
+    }
+}
+
+/// The SURT of the usual key, written without parsing it into a
+/// [`UriRef`]: `http://` or `https://`, a host of `unreserved` bytes that
+/// does not start with a digit (so it is a reg-name, never an IPv4
+/// address), an optional port, and a valid path, query and fragment. The
+/// same bytes as [`write_any_surt`] (a test compares them); `false`, with
+/// nothing written, for any other key. Parsing every key into a `UriRef`
+/// took a fifth of the CPU time of `dedup --key surt` on the 1 GiB crawl
+/// dump; the run is a tenth faster without.
+fn write_web_surt(key: &[u8], out: &mut Vec<u8>) -> bool {
+    let (https, rest) = match key {
+        [b'h', b't', b't', b'p', b':', b'/', b'/', rest @ ..] => (false, rest),
+        [b'h', b't', b't', b'p', b's', b':', b'/', b'/', rest @ ..] => (true, rest),
+        _ => return false,
+    };
+    // One pass over the authority: where it ends, where its port starts,
+    // and whether the host is plain.
+    let mut colon = None;
+    let mut authority_end = rest.len();
+    for (i, &b) in rest.iter().enumerate() {
+        if matches!(b, b'/' | b'?' | b'#') {
+            authority_end = i;
+            break;
+        }
+        match colon {
+            None if b == b':' => colon = Some(i),
+            None if table::is_unreserved(b) => {}
+            Some(_) if b.is_ascii_digit() => {}
+            _ => return false,
+        }
+    }
+    let (authority, after) = rest.split_at(authority_end);
+    let (host, port) = match colon {
+        Some(c) => (&authority[..c], Some(&authority[c + 1..])),
+        None => (authority, None),
+    };
+    if host.first().is_none_or(u8::is_ascii_digit) || !parse::is_after_authority(after) {
+        return false;
+    }
+    for (i, label) in host.rsplit(|&b| b == b'.').enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(label);
+    }
+    if let Some(port) = port {
+        out.push(b':');
+        out.extend_from_slice(port);
+    }
+    out.push(b')');
+    if https {
+        out.extend_from_slice(HTTPS);
+    }
+    out.extend_from_slice(after);
+    true
+}
+
+/// [`write_surt`] for any key, by its parsed components.
+fn write_any_surt(uri_key: &[u8], out: &mut Vec<u8>) {
     let u = match UriRef::parse_bytes(uri_key) {
         Ok(u) => u,
         Err(_) => return verbatim(uri_key, out),
@@ -240,6 +304,100 @@ mod tests {
                 Some(key.as_bytes()),
                 "{want}"
             );
+        }
+    }
+
+    /// Keys of a head, a host, a port and a tail, each built from pieces
+    /// that are usually valid there and one time in eight change how the
+    /// key parses.
+    fn key_strategy() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        type Parts = (&'static [&'static str], &'static [&'static str]);
+        const HEAD: Parts = (
+            &["http://", "https://"],
+            &["HTTP://", "ftp://", "http:/", "", "https:", "http://u@"],
+        );
+        const HOST: Parts = (
+            &[
+                "a", "Z", "www", "example", "com", ".", "-", "_", "~", "0", "9",
+            ],
+            &[
+                "%41", "%zz", "@", "[", "]", ",", "!", "(", ")", " ", "\u{e9}", "1.2.3.4",
+            ],
+        );
+        const PORT: Parts = (&["", ":", ":80", ":8080", ":0"], &[":8x", "::1", ":80@u"]);
+        const TAIL: Parts = (
+            &[
+                "/", "/a", "?", "?q=1", "#", "#f", "/b/c", "&", "=", "%41", "@", ":", "?/#?",
+            ],
+            &["%", "%4", "%zz", " ", "\\", "[", "]", "#x#", "\u{e9}", "|"],
+        );
+        fn piece((good, bad): Parts) -> impl Strategy<Value = &'static str> {
+            (0..8usize, 0..good.len(), 0..bad.len()).prop_map(move |(odd, g, b)| {
+                if odd == 0 {
+                    bad[b]
+                } else {
+                    good[g]
+                }
+            })
+        }
+        (
+            piece(HEAD),
+            prop::collection::vec(piece(HOST), 0..5),
+            piece(PORT),
+            prop::collection::vec(piece(TAIL), 0..6),
+        )
+            .prop_map(|(head, host, port, tail)| {
+                let mut key = head.as_bytes().to_vec();
+                for p in host.iter().chain([&port]).chain(&tail) {
+                    key.extend_from_slice(p.as_bytes());
+                }
+                key
+            })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(50_000))]
+
+        /// The fast path writes what the general one writes, or nothing.
+        #[test]
+        fn web_surt_is_the_general_surt(key in key_strategy()) {
+            let mut general = Vec::new();
+            write_any_surt(&key, &mut general);
+            let mut fast = Vec::new();
+            if write_web_surt(&key, &mut fast) {
+                proptest::prop_assert_eq!(&fast, &general, "{:?}", String::from_utf8_lossy(&key));
+            } else {
+                proptest::prop_assert!(fast.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn web_surt_takes_the_usual_keys_only() {
+        let fast = |k: &str| write_web_surt(k.as_bytes(), &mut Vec::new());
+        for k in [
+            "http://www.example.com/a?b#c",
+            "https://example.com:8443",
+            "http://a.b:/",
+            "https://x_y.~z?q",
+        ] {
+            assert!(fast(k), "{k}");
+        }
+        for k in [
+            "http://1.2.3.4/",
+            "http://1a.com/",
+            "http://u@a/",
+            "http://a,b/",
+            "http://[::1]/",
+            "http:///x",
+            "http://a%41/",
+            "http://a:8x/",
+            "http://a/ b",
+            "HTTP://a/",
+            "ftp://a/",
+        ] {
+            assert!(!fast(k), "{k}");
         }
     }
 
