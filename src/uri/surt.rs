@@ -122,6 +122,13 @@ fn write_web_surt(key: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// [`write_surt`] without its fast path (feature `testing`), for the fuzz
+/// target that compares the two.
+#[cfg(feature = "testing")]
+pub fn write_surt_by_parsing(uri_key: &[u8], out: &mut Vec<u8>) {
+    write_any_surt(uri_key, out);
+}
+
 /// [`write_surt`] for any key, by its parsed components.
 fn write_any_surt(uri_key: &[u8], out: &mut Vec<u8>) {
     let u = match UriRef::parse_bytes(uri_key) {
