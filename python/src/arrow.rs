@@ -12,10 +12,10 @@ use std::ffi::CString;
 use std::sync::Arc;
 
 use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::ffi_stream::ArrayStreamReader;
+use arrow_array::ffi_stream::{ArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::{
-    make_array, Array, ArrayRef, BooleanArray, FixedSizeBinaryArray, GenericStringArray,
-    OffsetSizeTrait, StringViewArray, StructArray,
+    make_array, new_null_array, Array, ArrayRef, BooleanArray, FixedSizeBinaryArray,
+    GenericStringArray, OffsetSizeTrait, StringViewArray, StructArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType};
@@ -86,11 +86,62 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<Vec<ArrayRef>> {
     let capsule = capsule.downcast_into::<PyCapsule>()?;
     let ptr = capsule_ptr(&capsule, "arrow_array_stream")?;
     guarded(|| {
-        // SAFETY: as above, for a stream: the reader takes the stream over
-        // (and refuses one already released).
-        let reader = unsafe { ArrayStreamReader::from_raw(ptr) }?;
-        reader.map(|chunk| checked(chunk?).map(column)).collect()
+        // SAFETY: as above, for a stream: the stream is moved out of the
+        // capsule, whose copy is marked released.
+        let mut stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr) };
+        if stream.release().is_none() {
+            return Err(ArrowError::CDataInterface(
+                "the stream capsule was already consumed".into(),
+            ));
+        }
+        if let Some(len) = null_stream_len(&mut stream)? {
+            return Ok(vec![new_null_array(&DataType::Null, len)]);
+        }
+        ArrayStreamReader::try_new(stream)?
+            .map(|chunk| checked(chunk?).map(column))
+            .collect()
     })
+}
+
+/// The total length of a stream of `null` arrays (`None` for any other
+/// type), read without importing their buffers: Polars exports a `Null`
+/// series with a buffer that the type does not have, which the import
+/// refuses, and a null array has nothing else to read.
+fn null_stream_len(stream: &mut FFI_ArrowArrayStream) -> Result<Option<usize>, ArrowError> {
+    let failed = |what: &str, code: i32| {
+        ArrowError::CDataInterface(format!("the stream's {what} failed (error code {code})"))
+    };
+    let (Some(get_schema), Some(get_next)) = (stream.get_schema(), stream.get_next()) else {
+        return Err(ArrowError::CDataInterface(
+            "the stream has no callbacks".into(),
+        ));
+    };
+    let mut schema = FFI_ArrowSchema::empty();
+    // SAFETY: the callbacks are the stream's own, called with the stream
+    // (not released) and an empty schema for the producer to fill; the
+    // schema releases itself when dropped. A stream's schema may be asked
+    // for more than once, so the reader can ask again.
+    let code = unsafe { get_schema(stream, &mut schema) };
+    if code != 0 {
+        return Err(failed("schema", code));
+    }
+    if schema.release().is_none() || schema.format() != "n" {
+        return Ok(None);
+    }
+    let mut len = 0usize;
+    loop {
+        let mut array = FFI_ArrowArray::empty();
+        // SAFETY: as above, with an empty array for the producer to fill;
+        // the array releases its buffers when dropped, unread.
+        let code = unsafe { get_next(stream, &mut array) };
+        if code != 0 {
+            return Err(failed("next array", code));
+        }
+        if array.is_released() {
+            return Ok(Some(len));
+        }
+        len = len.saturating_add(array.len());
+    }
 }
 
 /// Nesting deeper than this is refused (URLs are a flat column, or one
