@@ -586,9 +586,13 @@ pub fn write_key(uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
         KeyFormat::Surt => surt::write_surt(uri_key, out),
         KeyFormat::Hash => {
             let h = fingerprint(uri_key);
-            for shift in (0..32).rev() {
-                out.push(pct::HEX_LOWER[((h >> (shift * 4)) & 0xf) as usize]);
+            // Formatted on the stack, then appended at once (a push per
+            // digit checked the vector's capacity 32 times).
+            let mut hex = [0u8; 32];
+            for (i, digit) in hex.iter_mut().enumerate() {
+                *digit = pct::HEX_LOWER[((h >> ((31 - i) * 4)) & 0xf) as usize];
             }
+            out.extend_from_slice(&hex);
         }
     }
 }
