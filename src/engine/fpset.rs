@@ -746,6 +746,22 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
         grown
     }
 
+    /// Prefetches the buckets (and ids) a lookup of `fp` reads.
+    #[inline]
+    pub fn prefetch(&self, fp: u128) {
+        let len = self.slots.len();
+        prefetch_lookup::<WITH_IDS>(self.slots.bytes(), &self.ids, len, Kept::of(fp));
+    }
+
+    /// The next id, taken by a key that is not stored in the table (one
+    /// whose fingerprint the table holds for another key): it counts as a
+    /// fingerprint stored, so ids stay dense.
+    pub fn take_id(&mut self) -> u32 {
+        let id = self.next_id();
+        self.filled += 1;
+        id
+    }
+
     /// Inserts `fp`, telling whether it was new. The id of a new fingerprint
     /// is the number of fingerprints inserted before it.
     #[inline]

@@ -138,16 +138,23 @@ impl ShardState {
                     });
                 }
             }
-            set @ ShardSet::Exact(_) => {
+            ShardSet::Exact(keys) => {
                 for w in works {
-                    for e in &w.buckets[s] {
-                        let key = match w.recs.get(e.at as usize) {
-                            Some(rec) if exact => w.key(rec),
-                            _ => &[],
-                        };
-                        let ins = set.insert(e.fingerprint(), key);
-                        record(w, e, ins);
-                    }
+                    let key_of = |e: &Pending| match w.recs.get(e.at as usize) {
+                        Some(rec) if exact => w.key(rec),
+                        _ => &[],
+                    };
+                    let prefetch_rec = |e: &Pending| prefetch_item(&w.recs, e.at as usize);
+                    let bucket = &w.buckets[s];
+                    keys.insert_all(
+                        bucket,
+                        Pending::fingerprint,
+                        key_of,
+                        prefetch_rec,
+                        |e, ins| {
+                            record(w, e, ins);
+                        },
+                    );
                 }
             }
         }
