@@ -653,6 +653,24 @@ fn dedup_full_disk_on_stdout() {
         .contains("cannot write stdout: No space left on device"));
 }
 
+/// `--count` formats its output on several threads once the input has
+/// ended: a write that fails stops them all, with exit 2 and the error.
+#[cfg(target_os = "linux")]
+#[test]
+fn dedup_count_onto_a_full_disk_stops_with_the_error() {
+    let lines: String = (0..50_000)
+        .map(|i| format!("http://h{}.example/p/{i}\n", i % 89))
+        .collect();
+    for threads in ["1", "2", "3"] {
+        urikey()
+            .args(["dedup", "--count", "--threads", threads, "-o", "/dev/full"])
+            .write_stdin(lines.as_bytes())
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("No space left on device"));
+    }
+}
+
 /// `-o` onto a device writes in place: renaming a temporary file over
 /// `/dev/null` would replace the device (we may run as root).
 #[cfg(target_os = "linux")]
