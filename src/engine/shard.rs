@@ -83,6 +83,9 @@ pub struct ExactKeys {
     blocks: Vec<Vec<u8>>,
     /// Where each key lies in `blocks`, by id.
     spans: Vec<KeySpan>,
+    /// Bytes of keys in `blocks`, and bytes the blocks hold.
+    stored: usize,
+    held: usize,
     /// The keys whose fingerprint the table holds for another key.
     others: HashMap<Box<[u8]>, u32, ahash::RandomState>,
 }
@@ -119,6 +122,8 @@ impl ExactKeys {
             table: FingerprintTable::with_phase(phase),
             blocks: Vec::new(),
             spans: Vec::new(),
+            stored: 0,
+            held: 0,
             others: HashMap::default(),
         }
     }
@@ -151,9 +156,11 @@ impl ExactKeys {
             .last()
             .is_some_and(|b| b.capacity() - b.len() >= key.len());
         if !fits {
-            self.blocks
-                .push(Vec::with_capacity(key.len().max(KEY_BLOCK)));
+            let block = Vec::with_capacity(key.len().max(KEY_BLOCK));
+            self.held += block.capacity();
+            self.blocks.push(block);
         }
+        self.stored += key.len();
         let block = self.blocks.len() - 1;
         if let Some(b) = self.blocks.last_mut() {
             let start = b.len();
@@ -235,12 +242,10 @@ impl ExactKeys {
     }
 
     fn bytes_after(&self, more: usize) -> usize {
-        let n = self.table.len();
-        let stored: usize = self.blocks.iter().map(Vec::len).sum();
-        let held: usize = self.blocks.iter().map(Vec::capacity).sum();
+        let (n, stored, held) = (self.table.len(), self.stored, self.held);
         let mean = stored.checked_div(n).unwrap_or(KEY_BYTES_GUESS);
         // New keys fill the last block's room first, then whole blocks.
-        let room = held - stored;
+        let room = self.blocks.last().map_or(0, |b| b.capacity() - b.len());
         let new_blocks = more
             .saturating_mul(mean)
             .saturating_sub(room)
