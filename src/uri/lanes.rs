@@ -18,6 +18,32 @@ pub(crate) use sse2::Lanes;
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 pub(crate) use portable::Lanes;
 
+/// Sixteen bytes of `s` that include those from `at` on: the lanes, the
+/// offset in `s` of the first lane, and one bit per lane that holds a byte
+/// of `s` at `at` or later. Near the end of `s` the block is the last
+/// sixteen bytes (no copy); only an `s` shorter than that is copied.
+#[inline(always)]
+pub(crate) fn lanes_at(s: &[u8], at: usize) -> (Lanes, u32, usize) {
+    let full = |from: usize| {
+        s.get(from..from.saturating_add(16))
+            .and_then(|b| <&[u8; 16]>::try_from(b).ok())
+    };
+    if let Some(block) = full(at) {
+        return (Lanes::load(block), 0xffff, at);
+    }
+    if let Some(base) = s.len().checked_sub(16) {
+        if let Some(block) = full(base) {
+            let skipped = at.saturating_sub(base).min(16);
+            return (Lanes::load(block), (0xffff << skipped) & 0xffff, base);
+        }
+    }
+    let rest = s.get(at..).unwrap_or_default();
+    let n = rest.len().min(16);
+    let mut padded = [0u8; 16];
+    padded[..n].copy_from_slice(&rest[..n]);
+    (Lanes::load(&padded), (1u32 << n) - 1, at)
+}
+
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[allow(unsafe_code)]
 mod sse2 {
@@ -179,7 +205,31 @@ mod portable {
 #[cfg(test)]
 mod tests {
     use super::portable::Lanes as Portable;
-    use super::Lanes;
+    use super::{lanes_at, Lanes};
+
+    #[test]
+    fn lanes_at_covers_the_bytes_from_at_and_says_where_they_are() {
+        for len in 0..40usize {
+            // Distinct bytes, none of them 0 (the padding).
+            let s: Vec<u8> = (1..=len as u8).collect();
+            for at in 0..len {
+                let (v, valid, base) = lanes_at(&s, at);
+                assert_eq!(
+                    valid.count_ones() as usize,
+                    (len - at).min(16),
+                    "{len} {at}"
+                );
+                for i in 0..16 {
+                    let p = base + i;
+                    let holds = valid >> i & 1 == 1;
+                    assert_eq!(holds, p >= at && p < len && p < at + 16, "{len} {at} {i}");
+                    if holds {
+                        assert_eq!(v.eq(s[p]).bits(), 1 << i, "{len} {at} {i}");
+                    }
+                }
+            }
+        }
+    }
 
     /// Each chunk of 16 consecutive byte values, as bytes and as both lanes.
     fn chunks() -> impl Iterator<Item = ([u8; 16], Lanes, Portable)> {

@@ -22,6 +22,7 @@
 
 use super::error::{ParseError, ParseErrorKind as K};
 use super::host;
+use super::lanes::{lanes_at, Lanes};
 use super::meta::{self, HostKind, Meta};
 use super::table::{self, FRAGMENT, HEXDIG, PATH, PCHAR, QUERY, REG_NAME, USERINFO};
 
@@ -116,20 +117,54 @@ pub(crate) fn parse_fast(s: &[u8]) -> Option<Meta> {
 }
 
 /// Whether `s` is a valid `path-abempty [ "?" query ] [ "#" fragment ]`:
-/// what follows the authority of a URI (the same checks as [`parse_fast`]).
+/// what follows the authority of a URI. Past its first byte, such a tail
+/// is any run of `query` bytes (`pchar`, `/` and `?`) and `pct-encoded`
+/// triplets with at most one `#`, which is checked sixteen bytes at a
+/// time: a byte loop took a third of a SURT's time on the crawl dump.
 #[inline]
 pub(crate) fn is_after_authority(s: &[u8]) -> bool {
     if s.first().is_some_and(|&b| !matches!(b, b'/' | b'?' | b'#')) {
         return false;
     }
-    let mut j = skip(s, 0, PATH);
-    if s.get(j) == Some(&b'?') {
-        j = skip(s, j + 1, QUERY);
+    let is_hex = |at: usize| s.get(at).is_some_and(|&b| table::is(b, HEXDIG));
+    let mut hashes = 0u32;
+    let mut at = 0;
+    while at < s.len() {
+        let (v, valid, base) = lanes_at(s, at);
+        if not_in_query_but_pct_hash(v).bits() & valid != 0 {
+            return false;
+        }
+        hashes += (v.eq(b'#').bits() & valid).count_ones();
+        let mut escapes = v.eq(b'%').bits() & valid;
+        while escapes != 0 {
+            let e = base + escapes.trailing_zeros() as usize;
+            if !(is_hex(e + 1) && is_hex(e + 2)) {
+                return false;
+            }
+            escapes &= escapes - 1;
+        }
+        at += 16;
     }
-    if s.get(j) == Some(&b'#') {
-        j = skip(s, j + 1, FRAGMENT);
-    }
-    j == s.len()
+    hashes <= 1
+}
+
+/// The lanes of `v` that hold neither a `query` byte nor `%` or `#`: not
+/// printable ASCII, or one of the eleven printable bytes that no part of a
+/// URI allows unescaped.
+#[inline(always)]
+fn not_in_query_but_pct_hash(v: Lanes) -> Lanes {
+    !v.range(0x21, 0x7e)
+        | v.eq(b'"')
+        | v.eq(b'<')
+        | v.eq(b'>')
+        | v.eq(b'[')
+        | v.eq(b'\\')
+        | v.eq(b']')
+        | v.eq(b'^')
+        | v.eq(b'`')
+        | v.eq(b'{')
+        | v.eq(b'|')
+        | v.eq(b'}')
 }
 
 /// Advances from `i` over bytes of `mask` and valid `pct-encoded` triplets.
@@ -331,4 +366,58 @@ fn scan_until_invalid(s: &[u8], from: usize, to: usize, mask: u8) -> Result<usiz
 #[cold]
 fn invalid_pct(i: usize) -> ParseError {
     ParseError::new(i, K::InvalidPercentEncoding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// [`is_after_authority`] as [`parse_fast`] reads a tail, a byte at a
+    /// time.
+    fn after_authority_by_skip(s: &[u8]) -> bool {
+        if s.first().is_some_and(|&b| !matches!(b, b'/' | b'?' | b'#')) {
+            return false;
+        }
+        let mut j = skip(s, 0, PATH);
+        if s.get(j) == Some(&b'?') {
+            j = skip(s, j + 1, QUERY);
+        }
+        if s.get(j) == Some(&b'#') {
+            j = skip(s, j + 1, FRAGMENT);
+        }
+        j == s.len()
+    }
+
+    #[test]
+    fn parse_lanes_outside_query_are_the_table_s() {
+        for b in 0..=255u8 {
+            let lanes = not_in_query_but_pct_hash(Lanes::load(&[b; 16])).bits() != 0;
+            let table = !(table::is(b, QUERY) || b == b'%' || b == b'#');
+            assert_eq!(lanes, table, "{b:#x}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+        #[test]
+        fn parse_after_authority_in_blocks_is_byte_by_byte(
+            pieces in prop::collection::vec(
+                prop::sample::select(vec![
+                    "/", "/", "a", "Z", "9", "?", "#", "%", "%4", "%41", "%4a", "%zz", "&", "=",
+                    "@", ":", "~", " ", "[", "|", "\u{e9}", "\u{7f}", "/abcdefghijklmno",
+                    "/pqrstuvwxyz0123",
+                ]),
+                0..16,
+            )
+        ) {
+            let s = pieces.concat();
+            prop_assert_eq!(
+                is_after_authority(s.as_bytes()),
+                after_authority_by_skip(s.as_bytes()),
+                "{:?}", s
+            );
+        }
+    }
 }
