@@ -236,14 +236,19 @@ impl ShardState {
                 ShardSet::FingerprintIds(t) => {
                     t.find_all(bucket, Pending::fingerprint, |e, found| record(w, e, found))?;
                 }
-                set @ ShardSet::Exact(_) => {
-                    for e in bucket {
-                        let key = match w.recs.get(e.at as usize) {
-                            Some(rec) => w.key(rec),
-                            None => &[],
-                        };
-                        record(w, e, set.find(e.fingerprint(), key))?;
-                    }
+                ShardSet::Exact(keys) => {
+                    let key_of = |e: &Pending| match w.recs.get(e.at as usize) {
+                        Some(rec) => w.key(rec),
+                        None => &[],
+                    };
+                    let prefetch_rec = |e: &Pending| prefetch_item(&w.recs, e.at as usize);
+                    keys.find_all(
+                        bucket,
+                        Pending::fingerprint,
+                        key_of,
+                        prefetch_rec,
+                        |e, found| record(w, e, found),
+                    )?;
                 }
             }
         }
