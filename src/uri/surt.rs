@@ -92,12 +92,7 @@ fn write_web_surt(key: &[u8], out: &mut Vec<u8>) -> bool {
     if host.first().is_none_or(u8::is_ascii_digit) || !parse::is_after_authority(after) {
         return false;
     }
-    for (i, label) in host.rsplit(|&b| b == b'.').enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(label);
-    }
+    reverse_labels(host, b'.', b',', out);
     if let Some(port) = port {
         out.push(b':');
         out.extend_from_slice(port);
@@ -180,12 +175,7 @@ fn write_any_surt(uri_key: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(b"://(");
     }
     if kind == HostKind::RegName {
-        for (i, label) in host.rsplit(|&b| b == b'.').enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(label);
-        }
+        reverse_labels(host, b'.', b',', out);
     } else {
         out.extend_from_slice(host);
     }
@@ -207,6 +197,17 @@ fn write_any_surt(uri_key: &[u8], out: &mut Vec<u8>) {
         - u.query().map_or(0, |q| q.len() + 1)
         - u.fragment().map_or(0, |f| f.len() + 1);
     out.extend_from_slice(&uri_key[rest..]);
+}
+
+/// Appends the `from`-separated labels of `name` in reverse order, joined
+/// by `to` (`a.b.c` becomes `c,b,a`, and back).
+fn reverse_labels(name: &[u8], from: u8, to: u8, out: &mut Vec<u8>) {
+    for (i, label) in name.rsplit(|&b| b == from).enumerate() {
+        if i > 0 {
+            out.push(to);
+        }
+        out.extend_from_slice(label);
+    }
 }
 
 /// What follows the authority of an `https` key.
@@ -281,12 +282,7 @@ pub fn parse_surt(surt: &[u8]) -> Option<Vec<u8>> {
     if host.contains(&b'.') || host.first() == Some(&b'[') {
         key.extend_from_slice(host);
     } else {
-        for (i, label) in host.rsplit(|&b| b == b',').enumerate() {
-            if i > 0 {
-                key.push(b'.');
-            }
-            key.extend_from_slice(label);
-        }
+        reverse_labels(host, b',', b'.', &mut key);
     }
     if let Some(p) = port {
         key.push(b':');
