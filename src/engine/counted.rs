@@ -41,13 +41,17 @@ pub fn write_counted(
     let lines = uniques.spans.len().min(uniques.shards.len());
     let firsts = first_ids(&uniques.shards);
     let pieces = firsts.len();
-    if threads < 2 || pieces < 2 {
+    let piece_range = |piece: usize| {
+        let start = piece * PIECE_LINES;
+        start..(start + PIECE_LINES).min(lines)
+    };
+    let formatters = threads.min(pieces);
+    if formatters < 2 {
+        // Formatted straight into the output buffer.
         let mut window = MapWindow::default();
-        for (piece, first) in firsts.iter().enumerate() {
-            let start = piece * PIECE_LINES;
-            let range = start..(start + PIECE_LINES).min(lines);
+        for (piece, &first) in firsts.iter().enumerate() {
             let buf = pending.append();
-            format_piece(uniques, counts, range, *first, &mut window, buf);
+            format_piece(uniques, counts, piece_range(piece), first, &mut window, buf);
             if pending.len() >= write_bytes {
                 pending.write_some(output)?;
             }
@@ -55,10 +59,17 @@ pub fn write_counted(
         window.leave(&uniques.maps);
         return Ok(());
     }
+    let write = |buf: &[u8]| {
+        pending.append().extend_from_slice(buf);
+        if pending.len() >= write_bytes {
+            pending.write_some(output)?;
+        }
+        Ok(())
+    };
     let claims = Claims {
         state: Mutex::new(ClaimState {
             next: 0,
-            free: (0..threads * BUFFERS_PER_FORMATTER)
+            free: (0..formatters * BUFFERS_PER_FORMATTER)
                 .map(|_| Vec::new())
                 .collect(),
             stop: false,
@@ -67,30 +78,39 @@ pub fn write_counted(
     };
     let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>)>();
     std::thread::scope(|scope| {
-        for _ in 0..threads {
+        let mut spawned = 0;
+        for _ in 0..formatters {
             let (claims, firsts, done_tx) = (&claims, &firsts, done_tx.clone());
-            scope.spawn(move || {
+            let formatter = move || {
                 let mut window = MapWindow::default();
                 while let Some((piece, mut buf)) = claims.take(pieces) {
-                    let start = piece * PIECE_LINES;
-                    let range = start..(start + PIECE_LINES).min(lines);
-                    let first = firsts[piece];
-                    format_piece(uniques, counts, range, first, &mut window, &mut buf);
+                    let Some(&first) = firsts.get(piece) else {
+                        break;
+                    };
+                    format_piece(
+                        uniques,
+                        counts,
+                        piece_range(piece),
+                        first,
+                        &mut window,
+                        &mut buf,
+                    );
                     if done_tx.send((piece, buf)).is_err() {
                         break;
                     }
                 }
                 window.leave(&uniques.maps);
-            });
+            };
+            let thread = std::thread::Builder::new().name("urikey-format".into());
+            spawned += usize::from(thread.spawn_scoped(scope, formatter).is_ok());
         }
         drop(done_tx);
-        let written = write_in_order(&done_rx, pieces, &claims, |buf| {
-            pending.append().extend_from_slice(buf);
-            if pending.len() >= write_bytes {
-                pending.write_some(output)?;
-            }
-            Ok(())
-        });
+        if spawned == 0 {
+            return Err(io::Error::other(
+                "no thread could be started to format the counts",
+            ));
+        }
+        let written = write_in_order(&done_rx, pieces, &claims, write);
         if written.is_err() {
             claims.stop();
         }
