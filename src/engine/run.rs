@@ -928,7 +928,8 @@ impl<'a> Driver<'a> {
     }
 
     /// The `--count` output: every unique line with its count, in order,
-    /// handed to the writer thread, which formats it into its own buffer.
+    /// handed to the writer thread, which has it formatted in pieces on
+    /// several threads and writes them in order (`counted.rs`).
     fn write_counts(&mut self, out: &SyncSender<ToWriter>) {
         let uniques = std::mem::take(&mut self.uniques);
         let counts = self
