@@ -862,12 +862,11 @@ impl<'a> Driver<'a> {
         }
 
         let counting = config.select == Select::Counts;
-        let exact = config.exact;
         let works: &[ChunkState] = batch;
         let phase = Instant::now();
         let ordered = longest_first(&mut self.shards, works);
         let new: u64 = share_out(Some(self.pool), ordered, |_, (s, shard)| {
-            shard.insert_batch(s, works, exact, counting)
+            shard.insert_batch(s, works)
         })
         .into_iter()
         .sum();

@@ -88,13 +88,8 @@ impl ShardState {
 
     /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
     /// Returns how many were new.
-    pub fn insert_batch(
-        &mut self,
-        s: usize,
-        works: &[ChunkState],
-        exact: bool,
-        counting: bool,
-    ) -> u64 {
+    pub fn insert_batch(&mut self, s: usize, works: &[ChunkState]) -> u64 {
+        let counting = self.counting;
         let counts = &mut self.counts;
         let mut late = LateCounts::default();
         let mut new = 0u64;
@@ -140,20 +135,14 @@ impl ShardState {
             }
             ShardSet::Exact(keys) => {
                 for w in works {
-                    let key_of = |e: &Pending| match w.recs.get(e.at as usize) {
-                        Some(rec) if exact => w.key(rec),
-                        _ => &[],
-                    };
-                    let prefetch_rec = |e: &Pending| prefetch_item(&w.recs, e.at as usize);
-                    let bucket = &w.buckets[s];
+                    let key_of = |e: &Pending| w.entry_key(e);
+                    let prefetch_rec = |e: &Pending| w.prefetch_entry(e);
                     keys.insert_all(
-                        bucket,
+                        &w.buckets[s],
                         Pending::fingerprint,
                         key_of,
                         prefetch_rec,
-                        |e, ins| {
-                            record(w, e, ins);
-                        },
+                        |e, ins| record(w, e, ins),
                     );
                 }
             }
@@ -237,11 +226,8 @@ impl ShardState {
                     t.find_all(bucket, Pending::fingerprint, |e, found| record(w, e, found))?;
                 }
                 ShardSet::Exact(keys) => {
-                    let key_of = |e: &Pending| match w.recs.get(e.at as usize) {
-                        Some(rec) => w.key(rec),
-                        None => &[],
-                    };
-                    let prefetch_rec = |e: &Pending| prefetch_item(&w.recs, e.at as usize);
+                    let key_of = |e: &Pending| w.entry_key(e);
+                    let prefetch_rec = |e: &Pending| w.prefetch_entry(e);
                     keys.find_all(
                         bucket,
                         Pending::fingerprint,

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use crate::uri::key::Keyer;
 
 use super::chunk::Chunk;
+use super::prefetch::prefetch_item;
 use super::shard::Pending;
 use super::{Field, Problem};
 
@@ -152,6 +153,19 @@ impl ChunkState {
             self.bytes()
         };
         src.get(range).unwrap_or_default()
+    }
+
+    /// The key of bucket entry `e`'s line (empty unless keys were kept).
+    fn entry_key(&self, e: &Pending) -> &[u8] {
+        self.recs
+            .get(e.at as usize)
+            .map_or(&[], |rec| self.key(rec))
+    }
+
+    /// Asks for the record of bucket entry `e`'s line, which
+    /// [`entry_key`](Self::entry_key) reads.
+    fn prefetch_entry(&self, e: &Pending) {
+        prefetch_item(&self.recs, e.at as usize);
     }
 
     /// The bytes of an invalid line (cut to the line limit).
