@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 
-use super::batch::{Uniques, OWNED};
+use super::batch::{Uniques, KNOWN, OWNED};
 use super::map_window::MapWindow;
 use super::out_buf::OutBuf;
 use super::shard::SHARDS;
@@ -238,6 +238,10 @@ fn format_piece(
             .copied()
             .unwrap_or(0);
         ids[s] += 1;
+        if count & KNOWN != 0 {
+            // The prior set held the key: not new, not printed.
+            continue;
+        }
         let (at, len) = (span.at as usize, span.len as usize);
         let line = if span.input == OWNED {
             uniques.bytes.get(at..at + len).unwrap_or_default()

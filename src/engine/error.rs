@@ -36,6 +36,9 @@ pub enum Error {
         /// What the operating system said.
         source: io::Error,
     },
+    /// The seen-store of [`Config::prior`](super::Config::prior) failed
+    /// (a damaged block, a full disk for the new keys...).
+    Store(super::store::StoreError),
     /// The configuration is unusable (zero chunk size, ...).
     Config(String),
     /// The observer asked the run to stop
@@ -76,6 +79,7 @@ impl fmt::Display for Error {
             Error::Spill { dir, .. } => {
                 write!(f, "cannot use temporary files in {}", dir.display())
             }
+            Error::Store(e) => write!(f, "{e}"),
             Error::Config(msg) => f.write_str(msg),
             Error::Interrupted => f.write_str("interrupted"),
         }
@@ -89,6 +93,7 @@ impl std::error::Error for Error {
             | Error::Read { source, .. }
             | Error::Spill { source, .. }
             | Error::Write(source) => Some(source),
+            Error::Store(e) => e.source(),
             Error::Config(_) | Error::Interrupted => None,
         }
     }

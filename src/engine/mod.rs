@@ -67,6 +67,13 @@
 //! [`Error::Spill`], naming the directory. With [`Config::exact`] the
 //! records carry the full keys, and partitions are resolved by key.
 //!
+//! # Across runs
+//!
+//! [`Config::prior`] makes a run consult a set of keys known before it, a
+//! [`store::SeenStore`] on disk, for every key the run finds first (see
+//! [`PriorKeys`]): the output is then what one run over everything the
+//! store was fed, then this input, writes for this input.
+//!
 //! # Counts
 //!
 //! With [`Select::Counts`] nothing can be written before the whole input is
@@ -88,6 +95,7 @@ mod observe;
 mod out_buf;
 mod output;
 mod prefetch;
+mod prior;
 mod projection;
 mod rss;
 mod run;
@@ -96,6 +104,7 @@ mod shard;
 mod share;
 mod spill;
 mod stats;
+pub mod store;
 
 use core::fmt;
 
@@ -105,6 +114,7 @@ pub use error::Error;
 pub use input::{rejects_would_replace, Input};
 pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
+pub use prior::PriorKeys;
 pub use rss::peak_rss_bytes;
 pub use run::run;
 pub use seen::{OverLimit, SeenSet, Verdict};
@@ -173,6 +183,10 @@ pub struct Config {
     /// Where the spill directory is created (`None`: the system's
     /// temporary directory, `$TMPDIR` or `/tmp`).
     pub temp_dir: Option<std::path::PathBuf>,
+    /// Keys known before the run (a [`store::SeenStore`]'s session): a
+    /// key it holds is a duplicate from its first line on, and the run's
+    /// other new keys are handed to it (see [`PriorKeys`]).
+    pub prior: Option<std::sync::Arc<dyn PriorKeys>>,
     /// Test hooks for spilling; not a public API.
     #[cfg(feature = "testing")]
     #[doc(hidden)]
@@ -222,6 +236,7 @@ impl Config {
             max_line_bytes: lines::MAX_LINE_BYTES,
             memory_limit: None,
             temp_dir: None,
+            prior: None,
             #[cfg(feature = "testing")]
             spill_hooks: SpillHooks::default(),
         }

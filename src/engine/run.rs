@@ -23,6 +23,7 @@ use super::lines;
 use super::memory;
 use super::observe::{Observer, Progress, Warning};
 use super::out_buf::OutBuf;
+use super::prior::PriorKeys;
 use super::projection::Projection;
 use super::shard::{SHARDS, SHARD_BITS};
 use super::share::{self, share_out};
@@ -112,8 +113,9 @@ pub fn run(
         let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ChunkState>>();
         let render = &render;
         let pool = &pool;
+        let prior = config.prior.as_deref();
         let writer = spawn_named(scope, "urikey-writer", move || {
-            write_all(output, &out_rx, &recycle_tx, render, pool)
+            write_all(output, &out_rx, &recycle_tx, render, prior, pool)
         })?;
 
         let driven = driver.drive(
@@ -375,6 +377,7 @@ fn write_all(
     rx: &Receiver<ToWriter>,
     recycle: &mpsc::Sender<Vec<ChunkState>>,
     render: &Render<'_>,
+    prior: Option<&dyn PriorKeys>,
     pool: &rayon::ThreadPool,
 ) -> Result<u64, Error> {
     let mut pending = OutBuf::with_capacity(2 * WRITE_BYTES);
@@ -436,7 +439,7 @@ fn write_all(
                         maps: std::mem::take(&mut maps),
                     };
                     let select = render.select;
-                    new = spill::finish(&dir, spilled, select, tuning, output, pool)?;
+                    new = spill::finish(&dir, spilled, select, tuning, prior, output, pool)?;
                 }
             }
             ToWriter::Batch(mut works) => {
@@ -791,9 +794,9 @@ impl<'a> Driver<'a> {
             self.finish_spill(out)?;
             return Ok((std::mem::take(&mut self.stats), self.undecided));
         }
-        debug_assert_eq!(
-            self.stats.unique,
-            self.shards.iter().map(|s| s.len() as u64).sum::<u64>(),
+        debug_assert!(
+            self.config.prior.is_some()
+                || self.stats.unique == self.shards.iter().map(|s| s.len() as u64).sum::<u64>(),
             "every new line adds exactly one key"
         );
         if self.config.select == Select::Counts {
@@ -865,11 +868,13 @@ impl<'a> Driver<'a> {
         let works: &[ChunkState] = batch;
         let phase = Instant::now();
         let ordered = longest_first(&mut self.shards, works);
-        let new: u64 = share_out(Some(self.pool), ordered, |_, (s, shard)| {
-            shard.insert_batch(s, works)
-        })
-        .into_iter()
-        .sum();
+        let prior = config.prior.as_deref();
+        let mut new = 0u64;
+        for n in share_out(Some(self.pool), ordered, |_, (s, shard)| {
+            shard.insert_batch(s, works, prior)
+        }) {
+            new += n?;
+        }
         let valid: u64 = batch.iter().map(ChunkState::valid).sum();
         self.stats.unique += new;
         self.stats.duplicates += valid - new;

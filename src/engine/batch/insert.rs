@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 
 use super::super::error::Error;
 use super::super::fpset::Insert;
+use super::super::prior::PriorKeys;
 use super::super::memory::grown_capacity;
 use super::super::prefetch::prefetch_item;
 use super::super::shard::Pending;
@@ -69,7 +70,27 @@ pub struct ShardState {
     set: ShardSet,
     counting: bool,
     counts: Vec<u64>,
+    /// With a prior set: the keys first seen in the batch, and buffers for
+    /// asking the prior set about them.
+    firsts: Vec<First>,
+    fps: Vec<u128>,
+    found: Vec<bool>,
+    fresh: Vec<u128>,
 }
+
+/// A key first seen in a batch: its fingerprint, its line (chunk of the
+/// batch, line record) and its id.
+#[derive(Clone, Copy, Debug)]
+struct First {
+    fp: u128,
+    work: u32,
+    at: u32,
+    id: u32,
+}
+
+/// The mark of a count whose key the prior set held: its first-seen line
+/// is not printed (see [`counted`](super::super::counted)).
+pub const KNOWN: u64 = 1 << 63;
 
 impl ShardState {
     /// An empty shard, the `shard`-th.
@@ -78,6 +99,10 @@ impl ShardState {
             set: ShardSet::new(shard, exact, counting),
             counting,
             counts: Vec::new(),
+            firsts: Vec::new(),
+            fps: Vec::new(),
+            found: Vec::new(),
+            fresh: Vec::new(),
         }
     }
 
@@ -87,14 +112,35 @@ impl ShardState {
     }
 
     /// Phase 2 for shard `s`: inserts its entries of every chunk, in order.
-    /// Returns how many were new.
-    pub fn insert_batch(&mut self, s: usize, works: &[ChunkState]) -> u64 {
+    /// Returns how many were new (to the run, and to `prior` when there is
+    /// one: see [`settle_prior`](Self::settle_prior)).
+    ///
+    /// # Errors
+    /// The prior set's.
+    pub fn insert_batch(
+        &mut self,
+        s: usize,
+        works: &[ChunkState],
+        prior: Option<&dyn PriorKeys>,
+    ) -> Result<u64, Error> {
         let counting = self.counting;
         let counts = &mut self.counts;
         let mut late = LateCounts::default();
         let mut new = 0u64;
+        let firsts = &mut self.firsts;
+        firsts.clear();
+        // The chunk being inserted.
+        let current = std::cell::Cell::new(0u32);
         // What follows an insert: the count, the line's flag.
         let mut record = |w: &ChunkState, e: &Pending, ins: Insert| {
+            if prior.is_some() && ins.is_new() {
+                firsts.push(First {
+                    fp: e.fingerprint(),
+                    work: current.get(),
+                    at: e.at,
+                    id: ins.id(),
+                });
+            }
             let id = ins.id();
             if counting {
                 if ins.is_new() {
@@ -120,21 +166,24 @@ impl ShardState {
         // One loop per kind of set: no dispatch per entry.
         match &mut self.set {
             ShardSet::Fingerprints(t) => {
-                for w in works {
+                for (k, w) in works.iter().enumerate() {
+                    current.set(k as u32);
                     t.insert_all(&w.buckets[s], Pending::fingerprint, |e, ins| {
                         record(w, e, ins);
                     });
                 }
             }
             ShardSet::FingerprintIds(t) => {
-                for w in works {
+                for (k, w) in works.iter().enumerate() {
+                    current.set(k as u32);
                     t.insert_all(&w.buckets[s], Pending::fingerprint, |e, ins| {
                         record(w, e, ins);
                     });
                 }
             }
             ShardSet::Exact(keys) => {
-                for w in works {
+                for (k, w) in works.iter().enumerate() {
+                    current.set(k as u32);
                     let key_of = |e: &Pending| w.entry_key(e);
                     let prefetch_rec = |e: &Pending| w.prefetch_entry(e);
                     keys.insert_all(
@@ -148,7 +197,53 @@ impl ShardState {
             }
         }
         late.finish(counts);
-        new
+        match prior {
+            Some(prior) => Ok(new - self.settle_prior(works, prior)?),
+            None => Ok(new),
+        }
+    }
+
+    /// After the inserts of a batch, asks `prior` about the keys the run
+    /// saw first in it ([`firsts`](Self::firsts), sorted by fingerprint
+    /// first). A key `prior` holds is a duplicate: its line loses its
+    /// [`NEW`] flag, or with counts keeps it (the first-seen lines and the
+    /// ids must stay in step) and its count gets [`KNOWN`]. The others are
+    /// handed to `prior` as new. Returns how many `prior` held.
+    fn settle_prior(&mut self, works: &[ChunkState], prior: &dyn PriorKeys) -> Result<u64, Error> {
+        let firsts = &mut self.firsts;
+        if firsts.is_empty() {
+            return Ok(0);
+        }
+        firsts.sort_unstable_by_key(|f| f.fp);
+        self.fps.clear();
+        self.fps.extend(firsts.iter().map(|f| f.fp));
+        self.found.clear();
+        self.found.resize(firsts.len(), false);
+        prior.contains_sorted(&self.fps, &mut self.found)?;
+        let mut known = 0u64;
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.clear();
+        for (f, &found) in firsts.iter().zip(&self.found) {
+            if !found {
+                fresh.push(f.fp);
+                continue;
+            }
+            known += 1;
+            if self.counting {
+                if let Some(c) = self.counts.get_mut(f.id as usize) {
+                    *c |= KNOWN;
+                }
+            } else if let Some(flag) = works
+                .get(f.work as usize)
+                .and_then(|w| w.flags.get(f.at as usize))
+            {
+                flag.store(f.id & !NEW, Ordering::Relaxed);
+            }
+        }
+        let added = prior.add_new(&fresh);
+        self.fresh = fresh;
+        added?;
+        Ok(known)
     }
 
     /// Tells the set how many distinct keys it is expected to end with

@@ -188,4 +188,4 @@ mod insert;
 mod scan;
 
 pub use emit::{Render, UniqueSpan, Uniques, OWNED};
-pub use insert::ShardState;
+pub use insert::{ShardState, KNOWN};

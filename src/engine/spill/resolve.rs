@@ -22,6 +22,7 @@ use super::super::error::Error;
 use super::super::fpset::Insert;
 use super::super::input::SharedBytes;
 use super::super::map_window::MapWindow;
+use super::super::prior::PriorKeys;
 use super::super::shard::ShardSet;
 use super::super::Select;
 use super::entries::{EntryReader, Printed};
@@ -99,7 +100,7 @@ enum Chosen {
 
 /// Resolves the partitions and writes the selected lines of the lines
 /// file to `output`. Returns the number of keys first seen in the spilled
-/// part.
+/// part (and new to `prior`, when there is one).
 ///
 /// # Errors
 /// [`Error::Spill`] for the spill files, [`Error::Write`] for the output.
@@ -108,6 +109,7 @@ pub fn finish(
     spilled: Spilled,
     select: Select,
     tuning: SpillTuning,
+    prior: Option<&dyn PriorKeys>,
     output: &mut (dyn Write + Send),
     pool: &rayon::ThreadPool,
 ) -> Result<u64, Error> {
@@ -124,7 +126,9 @@ pub fn finish(
     let resolved: Vec<Result<(Option<PathBuf>, u64), Error>> = pool.install(|| {
         partitions
             .into_par_iter()
-            .map(|part| resolve(dir, part, PARTITION_BITS, select, tuning, bits.as_ref()))
+            .map(|part| {
+                resolve(dir, part, PARTITION_BITS, select, tuning, bits.as_ref(), prior)
+            })
             .collect()
     });
     let mut runs = Vec::with_capacity(resolved.len());
@@ -225,11 +229,130 @@ fn stream(
 /// 64 KiB of them.
 const RECORD_BLOCK: usize = 2730;
 
+/// What a resolver does with each record's insert: marks the selected
+/// lines, or with counts numbers the first lines and counts the others.
+/// With a prior set, a key first seen in the partition waits in `pending`
+/// until [`settle`](Self::settle) has asked the prior set about the block's
+/// keys at once, sorted: a key it holds is a duplicate from its first line
+/// on; the others are new, and are handed to the prior set only once the
+/// whole partition is resolved (a partition split halfway is resolved
+/// again from its start).
+struct Chooser<'b> {
+    select: Select,
+    bits: Option<&'b Bitmap>,
+    /// First sequence number and count of each key, by id (counts only);
+    /// [`KNOWN_SEQ`] for a key the prior set held.
+    firsts: Vec<[u64; 2]>,
+    prior: Option<&'b dyn PriorKeys>,
+    /// Keys first seen since the last settle: fingerprint, sequence, id.
+    pending: Vec<(u128, u64, u32)>,
+    fps: Vec<u128>,
+    found: Vec<bool>,
+    /// The partition's keys new to the prior set.
+    fresh: Vec<u128>,
+    /// The partition's keys the prior set held.
+    known: u64,
+}
+
+/// The first sequence number of a key the prior set held: not printed.
+const KNOWN_SEQ: u64 = u64::MAX;
+
+impl<'b> Chooser<'b> {
+    fn new(select: Select, bits: Option<&'b Bitmap>, prior: Option<&'b dyn PriorKeys>) -> Self {
+        Self {
+            select,
+            bits,
+            firsts: Vec::new(),
+            prior,
+            pending: Vec::new(),
+            fps: Vec::new(),
+            found: Vec::new(),
+            fresh: Vec::new(),
+            known: 0,
+        }
+    }
+
+    fn mark(&self, seq: u64) {
+        if let Some(bits) = self.bits {
+            bits.set(seq);
+        }
+    }
+
+    /// The insert of the record of key `fp` at sequence `seq`.
+    ///
+    /// A bit set before the partition turns out too big for memory is
+    /// right all the same: records come in sequence order, so a key new
+    /// (or seen) in a prefix of the partition is new (or seen) in all of
+    /// it.
+    fn chose(&mut self, fp: u128, seq: u64, ins: Insert) {
+        match ins {
+            Insert::New(id) => {
+                if self.select == Select::Counts {
+                    self.firsts.push([seq, 1]);
+                }
+                if self.prior.is_some() {
+                    self.pending.push((fp, seq, id));
+                } else if self.select == Select::Unique {
+                    self.mark(seq);
+                }
+            }
+            Insert::Seen(id) => match self.select {
+                Select::Duplicates => self.mark(seq),
+                Select::Counts => {
+                    if let Some(f) = self.firsts.get_mut(id as usize) {
+                        f[1] += 1;
+                    }
+                }
+                Select::Unique => {}
+            },
+        }
+    }
+
+    /// Asks the prior set about the keys first seen since the last call.
+    fn settle(&mut self) -> Result<(), Error> {
+        let Some(prior) = self.prior else {
+            return Ok(());
+        };
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.pending.sort_unstable_by_key(|p| p.0);
+        self.fps.clear();
+        self.fps.extend(self.pending.iter().map(|p| p.0));
+        self.found.clear();
+        self.found.resize(self.fps.len(), false);
+        prior.contains_sorted(&self.fps, &mut self.found)?;
+        for (i, &(fp, seq, id)) in self.pending.iter().enumerate() {
+            let known = self.found.get(i).copied().unwrap_or(false);
+            if !known {
+                self.fresh.push(fp);
+                if self.select == Select::Unique {
+                    self.mark(seq);
+                }
+                continue;
+            }
+            self.known += 1;
+            match self.select {
+                Select::Duplicates => self.mark(seq),
+                Select::Counts => {
+                    if let Some(f) = self.firsts.get_mut(id as usize) {
+                        f[0] = KNOWN_SEQ;
+                    }
+                }
+                Select::Unique => {}
+            }
+        }
+        self.pending.clear();
+        Ok(())
+    }
+}
+
 /// Resolves one partition file (whose records share their top `used`
 /// fingerprint bits): first lines (unique, counts) or later lines
 /// (duplicates) are marked in `bits`, or with counts (`bits` is `None`)
 /// written to a run file of `(sequence, count)` pairs sorted by sequence.
-/// Returns the run (with counts) and the number of distinct keys.
+/// Returns the run (with counts) and the number of distinct keys (new to
+/// `prior`, when there is one).
 fn resolve(
     dir: &Arc<SpillDir>,
     part: PathBuf,
@@ -237,30 +360,12 @@ fn resolve(
     select: Select,
     tuning: SpillTuning,
     bits: Option<&Bitmap>,
+    prior: Option<&dyn PriorKeys>,
 ) -> Result<(Option<PathBuf>, u64), Error> {
     let mut reader = open(dir, &part, RUN_BUFFER)?;
     // Fingerprints with ids, or with `--exact` full keys with ids.
     let mut table = ShardSet::new(0, tuning.exact, true);
-    // First sequence number and count of each key, by id (counts only).
-    let mut firsts: Vec<[u64; 2]> = Vec::new();
-    let mut chose = |seq: u64, ins: Insert| match (select, ins) {
-        // A bit set before the partition turns out too big for memory is
-        // right all the same: records come in sequence order, so a key
-        // new (or seen) in a prefix of the partition is new (or seen) in
-        // all of it.
-        (Select::Unique, Insert::New(_)) | (Select::Duplicates, Insert::Seen(_)) => {
-            if let Some(bits) = bits {
-                bits.set(seq);
-            }
-        }
-        (Select::Counts, Insert::New(_)) => firsts.push([seq, 1]),
-        (Select::Counts, Insert::Seen(id)) => {
-            if let Some(f) = firsts.get_mut(id as usize) {
-                f[1] += 1;
-            }
-        }
-        _ => {}
-    };
+    let mut chooser = Chooser::new(select, bits, prior);
     let too_big = |table: &ShardSet| {
         let big = if tuning.exact {
             table.bytes_after(0) > tuning.partition_keys.saturating_mul(RESOLVE_BYTES_PER_KEY)
@@ -292,7 +397,7 @@ fn resolve(
                     None => break,
                 }
             }
-            t.insert_all(&block, |r| r.0, |r, ins| chose(r.1, ins));
+            t.insert_all(&block, |r| r.0, |r, ins| chooser.chose(r.0, r.1, ins));
             if block.len() < RECORD_BLOCK {
                 break;
             }
@@ -300,34 +405,47 @@ fn resolve(
                 too_many = true;
                 break;
             }
+            chooser.settle()?;
         }
     } else {
         let mut key = Vec::new();
+        let mut since = 0usize;
         while let Some((fp, seq)) =
             read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
         {
-            chose(seq, table.insert(fp, &key));
+            chooser.chose(fp, seq, table.insert(fp, &key));
             if too_big(&table) {
                 too_many = true;
                 break;
+            }
+            since += 1;
+            if since == RECORD_BLOCK {
+                chooser.settle()?;
+                since = 0;
             }
         }
     }
     drop(reader);
     if too_many {
-        return split(dir, part, used, select, tuning, bits);
+        return split(dir, part, used, select, tuning, bits, prior);
+    }
+    chooser.settle()?;
+    if let Some(prior) = prior {
+        prior.add_new(&chooser.fresh)?;
     }
     let run = if bits.is_none() {
         let mut run = dir.create_file("run", RUN_BUFFER)?;
-        for [seq, count] in &firsts {
-            run.write(&pair(*seq, *count))?;
+        for [seq, count] in &chooser.firsts {
+            if *seq != KNOWN_SEQ {
+                run.write(&pair(*seq, *count))?;
+            }
         }
         Some(run.finish()?)
     } else {
         None
     };
     let _ = std::fs::remove_file(&part);
-    Ok((run, table.len() as u64))
+    Ok((run, table.len() as u64 - chooser.known))
 }
 
 /// Splits a partition with too many keys by its next fingerprint bits and
@@ -339,6 +457,7 @@ fn split(
     select: Select,
     tuning: SpillTuning,
     bits: Option<&Bitmap>,
+    prior: Option<&dyn PriorKeys>,
 ) -> Result<(Option<PathBuf>, u64), Error> {
     let width = PARTITION_BITS.min(128 - used);
     let mut parts = Partitions::new(dir, used, 1 << width);
@@ -354,7 +473,7 @@ fn split(
     let mut runs = Vec::new();
     let mut keys = 0u64;
     for child in parts.finish()? {
-        let (run, n) = resolve(dir, child, used + width, select, tuning, bits)?;
+        let (run, n) = resolve(dir, child, used + width, select, tuning, bits, prior)?;
         runs.extend(run);
         keys += n;
     }

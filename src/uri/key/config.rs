@@ -284,6 +284,57 @@ impl KeyConfig {
         Ok(())
     }
 
+    /// What decides the keys' fingerprints, in one canonical spelling: two
+    /// configurations with the same identity give every input the same
+    /// fingerprint (with this crate's [`KEY_VERSION`](super::KEY_VERSION)).
+    /// It names the effective flags (the profile's, then those turned on,
+    /// less those turned off) in [`Flag::ALL`] order, the parameters
+    /// `remove-query-params` drops (sorted, when that flag is on) and
+    /// lenient input; or the compatibility preset. The key format is not
+    /// part of it: fingerprints are those of the `uri` key in every format.
+    ///
+    /// ```
+    /// use urikey::uri::key::KeyConfig;
+    /// let a: KeyConfig = "crawl +sort-query -idna".parse()?;
+    /// let b: KeyConfig = "rfc +idna,sort-query,remove-fragment -idna key=surt".parse()?;
+    /// assert_ne!(a.identity(), b.identity()); // crawl has more flags than these
+    /// let c: KeyConfig = "crawl -idna +sort-query,remove-fragment".parse()?;
+    /// assert_eq!(a.identity(), c.identity());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn identity(&self) -> String {
+        if let Some(preset) = self.compat {
+            return format!("compat={preset}");
+        }
+        let n = self.normalizer();
+        let flags: Vec<&str> = Flag::ALL
+            .iter()
+            .filter(|f| n.has(**f))
+            .map(|f| f.name())
+            .collect();
+        let mut out = format!("flags={}", flags.join(","));
+        if n.has(Flag::RemoveQueryParams) {
+            let mut params: Vec<&str> = self
+                .enable
+                .0
+                .iter()
+                .filter_map(|s| match s {
+                    FlagSetting::RemoveQueryParams(names) => Some(names),
+                    FlagSetting::Flag(_) => None,
+                })
+                .flatten()
+                .map(String::as_str)
+                .collect();
+            params.sort_unstable();
+            params.dedup();
+            out.push_str(&format!(" params={}", params.join(";")));
+        }
+        if self.lenient {
+            out.push_str(" lenient");
+        }
+        out
+    }
+
     /// The keyer this configuration describes.
     pub fn keyer(&self) -> Keyer {
         if let Some(preset) = self.compat {
@@ -405,6 +456,29 @@ mod tests {
         assert!(c.keyer().is_lenient());
         assert_eq!(c.to_string().parse::<KeyConfig>(), Ok(c));
         assert_eq!("".parse::<KeyConfig>(), Ok(KeyConfig::default()));
+    }
+
+    #[test]
+    fn config_identity_is_what_decides_fingerprints() {
+        let id = |s: &str| s.parse::<KeyConfig>().unwrap().identity();
+        // Spelling, order and the key format do not matter.
+        assert_eq!(id("rfc"), id("rfc key=surt"));
+        assert_eq!(id("crawl"), id("crawl +remove-fragment"));
+        assert_eq!(id("rfc +sort-query,remove-www"), id("rfc +remove-www +sort-query"));
+        assert_eq!(
+            id("rfc +remove-query-params=b;a +remove-query-params=a"),
+            id("rfc +remove-query-params=a;b")
+        );
+        // The flags, their parameters and lenient input do.
+        assert_ne!(id("rfc"), id("crawl"));
+        assert_ne!(id("rfc"), id("rfc lenient"));
+        assert_ne!(id("rfc +remove-query-params=a"), id("rfc +remove-query-params=b"));
+        assert_eq!(
+            id("rfc +remove-query-params=a -remove-query-params"),
+            id("rfc")
+        );
+        assert_eq!(id("compat=w3lib"), "compat=w3lib");
+        assert_ne!(id("compat=w3lib"), id("compat=ia-surt"));
     }
 
     #[test]

@@ -597,6 +597,16 @@ pub fn write_key(uri_key: &[u8], format: KeyFormat, out: &mut Vec<u8>) {
     }
 }
 
+/// The version of the keys this crate writes. It is bumped, and the bump
+/// listed in the CHANGELOG, whenever a release changes the key of any input
+/// under any configuration (a normalization rule, a compatibility preset,
+/// [`fingerprint`]): stores of keys or fingerprints built by an older
+/// version (a seen-store, `urikey state`) then say they must be rebuilt,
+/// since mixing keys of two versions silently breaks deduplication.
+///
+/// Version 1: the keys of the first release with a seen-store.
+pub const KEY_VERSION: u32 = 1;
+
 /// The stable 128-bit fingerprint of a key (XXH3-128, seed 0). Stable
 /// across releases: stored fingerprints stay valid.
 pub fn fingerprint(key: &[u8]) -> u128 {

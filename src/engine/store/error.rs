@@ -1,0 +1,223 @@
+//! Why a seen-store cannot be opened, read or committed. Every message names
+//! the store's directory (or the file) and says what to do.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// An error of a [`SeenStore`](super::SeenStore).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A file of the store could not be read, written or synced.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the operating system said.
+        source: io::Error,
+    },
+    /// A file of the store is damaged: truncated, with a wrong checksum, or
+    /// not what the manifest says. Nothing is read from it.
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        what: String,
+    },
+    /// The directory is not a seen-store (no manifest).
+    NotAStore {
+        /// The directory.
+        dir: PathBuf,
+        /// Why it is not one.
+        why: String,
+    },
+    /// `create` was asked for a directory that already holds a store or
+    /// other files.
+    Exists {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// Another process holds the store's writer lock.
+    Locked {
+        /// The directory.
+        dir: PathBuf,
+        /// What the lock file says of its holder (pid, host, since when).
+        holder: String,
+    },
+    /// The store holds keys of another key configuration.
+    ConfigMismatch {
+        /// The directory.
+        dir: PathBuf,
+        /// The store's configuration (as written at `init`) and identity.
+        store: String,
+        /// The configuration asked for, and its identity.
+        asked: String,
+    },
+    /// The store was built with another key version (see
+    /// [`KEY_VERSION`](crate::uri::key::KEY_VERSION)): its fingerprints are
+    /// not those this build computes.
+    KeyVersion {
+        /// The directory.
+        dir: PathBuf,
+        /// The store's key version.
+        store: u32,
+        /// This build's key version.
+        current: u32,
+        /// The store's configuration, for the rebuild command.
+        config: String,
+    },
+    /// The store was written by a newer urikey, in a format this build does
+    /// not read.
+    NewerFormat {
+        /// The file.
+        path: PathBuf,
+        /// Its format version.
+        found: u32,
+        /// The newest this build reads.
+        supported: u32,
+    },
+    /// A store opened read-only was asked to change.
+    ReadOnly {
+        /// The directory.
+        dir: PathBuf,
+    },
+}
+
+impl StoreError {
+    /// An I/O error on `path`.
+    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
+        StoreError::Io {
+            path: path.to_owned(),
+            source,
+        }
+    }
+
+    /// `path` is damaged: `what`.
+    pub(crate) fn corrupt(path: &Path, what: impl Into<String>) -> Self {
+        StoreError::Corrupt {
+            path: path.to_owned(),
+            what: what.into(),
+        }
+    }
+
+    /// True for damage found by a check (not an I/O failure, not a lock).
+    pub fn is_corrupt(&self) -> bool {
+        matches!(self, StoreError::Corrupt { .. })
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Io { path, source } => {
+                write!(f, "seen-store: cannot use {}: {source}", path.display())
+            }
+            StoreError::Corrupt { path, what } => write!(
+                f,
+                "seen-store: {} is damaged ({what}); nothing was read from it. Restore the \
+                 store from a copy, or rebuild it (see `urikey state verify`)",
+                path.display()
+            ),
+            StoreError::NotAStore { dir, why } => {
+                write!(f, "{} is not a seen-store: {why}", dir.display())
+            }
+            StoreError::Exists { dir } => write!(
+                f,
+                "{} already exists and is not empty: a new seen-store needs a new or empty \
+                 directory",
+                dir.display()
+            ),
+            StoreError::Locked { dir, holder } => write!(
+                f,
+                "seen-store {} is locked by another writer ({holder}); one writer at a time \
+                 (read-only use needs no lock)",
+                dir.display()
+            ),
+            StoreError::ConfigMismatch { dir, store, asked } => write!(
+                f,
+                "seen-store {} holds keys of {store}, not of {asked}: mixing keys would \
+                 silently break deduplication; use the store's options, or another store",
+                dir.display()
+            ),
+            StoreError::KeyVersion {
+                dir,
+                store,
+                current,
+                config,
+            } if store < current => write!(
+                f,
+                "seen-store {} holds keys of key version {store}, and this urikey computes key \
+                 version {current} (the CHANGELOG lists what changed): rebuild it from the \
+                 inputs it was fed: `urikey state init NEW --config '{config}'` then \
+                 `urikey dedup --state NEW INPUTS... > /dev/null`",
+                dir.display()
+            ),
+            StoreError::KeyVersion {
+                dir,
+                store,
+                current,
+                ..
+            } => write!(
+                f,
+                "seen-store {} holds keys of key version {store}, newer than this urikey's \
+                 ({current}): use a newer urikey",
+                dir.display()
+            ),
+            StoreError::NewerFormat {
+                path,
+                found,
+                supported,
+            } => write!(
+                f,
+                "{} is in seen-store format {found}, newer than this urikey reads ({supported}): \
+                 use a newer urikey",
+                path.display()
+            ),
+            StoreError::ReadOnly { dir } => {
+                write!(f, "seen-store {} was opened read-only", dir.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StoreError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_error_messages_name_the_place_and_the_way_out() {
+        let e = StoreError::KeyVersion {
+            dir: "/s".into(),
+            store: 1,
+            current: 2,
+            config: "crawl".into(),
+        }
+        .to_string();
+        assert!(e.contains("/s") && e.contains("rebuild") && e.contains("--config 'crawl'"));
+        let e = StoreError::KeyVersion {
+            dir: "/s".into(),
+            store: 3,
+            current: 2,
+            config: "crawl".into(),
+        }
+        .to_string();
+        assert!(e.contains("newer urikey"), "{e}");
+        let e = StoreError::ConfigMismatch {
+            dir: "/s".into(),
+            store: "`crawl`".into(),
+            asked: "`rfc`".into(),
+        }
+        .to_string();
+        assert!(e.contains("`crawl`") && e.contains("`rfc`"), "{e}");
+        assert!(StoreError::corrupt(Path::new("/s/x"), "bad").is_corrupt());
+    }
+}
