@@ -473,10 +473,9 @@ mod tests {
         assert_ne!(id("rfc"), id("crawl"));
         assert_ne!(id("rfc"), id("rfc lenient"));
         assert_ne!(id("rfc +remove-query-params=a"), id("rfc +remove-query-params=b"));
-        assert_eq!(
-            id("rfc +remove-query-params=a -remove-query-params"),
-            id("rfc")
-        );
+        let mut off: KeyConfig = "rfc +remove-query-params=a".parse().unwrap();
+        off.disable = FlagList(vec![FlagSetting::Flag(Flag::RemoveQueryParams)]);
+        assert_eq!(off.identity(), id("rfc"));
         assert_eq!(id("compat=w3lib"), "compat=w3lib");
         assert_ne!(id("compat=w3lib"), id("compat=ia-surt"));
     }
