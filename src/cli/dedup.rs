@@ -15,6 +15,7 @@ use super::normalize_opts::NormalizeOpts;
 use super::output::{self, one_stdout, write_whole, Cleanup, Sink};
 use super::progress::{self, ProgressBar};
 use super::report::{say, say_raw, Reporter};
+use super::state::{State, StateReport};
 use super::Exit;
 use urikey::engine::peak_rss_bytes;
 
@@ -163,6 +164,25 @@ pub struct DedupArgs {
     /// Target chunk size in bytes (tuning and testing).
     #[arg(long, value_name = "BYTES", default_value_t = urikey::engine::DEFAULT_CHUNK_BYTES, hide = true)]
     pub chunk_size: usize,
+
+    /// Deduplicate against the seen-store in DIR too (every key of earlier
+    /// runs), and add this run's new keys to it when urikey exits 0: the
+    /// output is what one run over all earlier inputs, then these, prints
+    /// for these. DIR is made when missing or empty (`urikey state`). With
+    /// --count: keys new to the store only, counted over this run.
+    #[arg(long, value_name = "DIR", conflicts_with = "state_readonly")]
+    pub state: Option<PathBuf>,
+
+    /// Like --state, but adds nothing to the store (no lock: may run beside
+    /// a writer).
+    #[arg(long, value_name = "DIR")]
+    pub state_readonly: Option<PathBuf>,
+
+    /// Memory for the new keys of a --state run before they go to
+    /// temporary files in the store (testing; default: an eighth of
+    /// --memory-limit, within 4 to 64 MiB).
+    #[arg(long, value_name = "BYTES", hide = true)]
+    pub state_buffer: Option<usize>,
 }
 
 fn parse_delimiter(s: &str) -> Result<u8, String> {
@@ -280,7 +300,8 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         // A URL dump holds absolute URLs: `hello` is not one.
         (None, false) => Relative::Reject,
     };
-    let mut config = Config::new(args.norm.keyer()?.with_relative(relative));
+    let key_config = args.norm.config()?;
+    let mut config = Config::new(key_config.keyer().with_relative(relative));
     config.emit = match args.emit {
         EmitArg::Canonical => Emit::Key,
         EmitArg::Original => Emit::Original,
@@ -333,9 +354,32 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         }
     }
 
+    // The store first: a locked or mismatched store fails before any
+    // output is made.
+    let state = match (&args.state, &args.state_readonly) {
+        (Some(dir), _) => Some(State::open(
+            dir,
+            &key_config,
+            false,
+            args.memory_limit,
+            args.state_buffer,
+        )?),
+        (None, Some(dir)) => Some(State::open(
+            dir,
+            &key_config,
+            true,
+            args.memory_limit,
+            args.state_buffer,
+        )?),
+        (None, None) => None,
+    };
     let cleanup = Cleanup::default();
     cleanup.install();
     config.memory_limit = args.memory_limit;
+    if let Some(state) = &state {
+        config.prior = Some(state.prior());
+        config.memory_limit = state.memory_limit(args.memory_limit);
+    }
     let spill_dir = cleanup.temp_dir(args.temp_dir.as_deref());
     config.temp_dir = match &spill_dir {
         Some(dir) => Some(dir.path().to_owned()),
@@ -394,22 +438,53 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     if let Some(r) = rejects {
         r.commit()?;
     }
+    let exit = if args.fail_on_invalid && stats.invalid > 0 {
+        Exit::InvalidLines
+    } else {
+        Exit::Ok
+    };
     sink.commit()?;
+    if let (Some(path), Some(_)) = (args.output.as_deref(), &state) {
+        // The output must be on disk before its keys are: a crash between
+        // them then prints the keys again, never loses them.
+        sync_parent(path);
+    }
+    // The store's keys change only when urikey exits 0.
+    let state_report = match state {
+        Some(state) if exit == Exit::Ok && !output::interrupted() => Some(state.commit()?),
+        Some(state) => Some(state.unchanged()),
+        None => None,
+    };
     // The run is timed from the start of the process to the committed
     // output, so the summary's wall time is what the user waited.
     stats.wall = super::started().elapsed();
     let peak_rss = peak_rss_bytes();
     if args.stats {
-        say_raw(&human_summary(&stats, peak_rss));
+        let mut text = human_summary(&stats, peak_rss);
+        if let Some(r) = &state_report {
+            text.push_str(&r.human());
+        }
+        say_raw(&text);
     }
     if let Some(path) = &args.stats_json {
-        write_whole(path, stats_json(&stats, peak_rss).as_bytes(), &cleanup)?;
+        let json = stats_json(&stats, peak_rss, state_report.as_ref());
+        write_whole(path, json.as_bytes(), &cleanup)?;
     }
-    Ok(if args.fail_on_invalid && stats.invalid > 0 {
-        Exit::InvalidLines
-    } else {
-        Exit::Ok
-    })
+    Ok(exit)
+}
+
+/// Syncs the directory of `path` (best effort).
+fn sync_parent(path: &std::path::Path) {
+    if path.as_os_str() == "-" {
+        return;
+    }
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    if let Ok(d) = std::fs::File::open(parent) {
+        let _ = d.sync_all();
+    }
 }
 
 /// The `--stats` text.
@@ -454,7 +529,7 @@ fn human_summary(s: &Stats, peak_rss: Option<u64>) -> String {
 
 /// The `--stats-json` document (reason names are `[a-z0-9-]`, so they need
 /// no escaping).
-fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
+fn stats_json(s: &Stats, peak_rss: Option<u64>, state: Option<&StateReport>) -> String {
     let reasons: Vec<String> = s
         .invalid_by_reason
         .iter()
@@ -470,7 +545,7 @@ fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
          \"invalid_by_reason\": {{{}}},\n  \"unique\": {},\n  \"duplicates\": {},\n  \
          \"duplicate_ratio\": {},\n  \"wall_seconds\": {},\n  \"mb_per_s\": {},\n  \
          \"urls_per_s\": {},\n  \"peak_rss_bytes\": {},\n  \"threads\": {},\n  \
-         \"phases\": {{{}}}\n}}\n",
+         \"phases\": {{{}}}{}\n}}\n",
         s.lines,
         s.bytes,
         s.blank,
@@ -485,6 +560,7 @@ fn stats_json(s: &Stats, peak_rss: Option<u64>) -> String {
         peak_rss.map_or("null".to_owned(), |v| v.to_string()),
         s.threads,
         phases.join(", "),
+        state.map_or_else(String::new, |r| format!(",\n  \"state\": {}", r.json())),
     )
 }
 
@@ -540,7 +616,7 @@ mod tests {
             ..Stats::default()
         };
         s.invalid_by_reason.insert("invalid-path", 4);
-        let j = stats_json(&s, Some(10));
+        let j = stats_json(&s, Some(10), None);
         assert!(j.contains("\"invalid_by_reason\": {\"invalid-path\": 4}"));
         assert!(j.contains("\"peak_rss_bytes\": 10"));
         assert!(j.contains("\"duplicate_ratio\": 0.333333"));

@@ -17,6 +17,13 @@ pub fn push_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// `s` as a JSON string literal (with quotes).
+pub fn string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_str(&mut out, s);
+    out
+}
+
 /// Appends `s` as a JSON string, or `null` for `None`.
 pub fn push_opt(out: &mut String, s: Option<&str>) {
     match s {

@@ -14,6 +14,7 @@ mod parse;
 mod progress;
 mod report;
 mod resolve;
+mod state;
 
 use std::process::ExitCode;
 use std::sync::OnceLock;
@@ -47,6 +48,10 @@ enum Command {
     Parse(parse::ParseArgs),
     /// Resolve every line as a reference against a base URI (RFC 3986 §5.2).
     Resolve(resolve::ResolveArgs),
+    /// Make, inspect, check, compact, merge and export seen-stores (the
+    /// keys `dedup --state` remembers across runs).
+    #[command(subcommand)]
+    State(state::StateCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(generate::CompletionsArgs),
     /// Print the man page (roff), or write one per command into a directory.
@@ -70,6 +75,7 @@ pub fn main() -> ExitCode {
         Command::Normalize(a) => normalize::run(a),
         Command::Parse(a) => parse::run(a),
         Command::Resolve(a) => resolve::run(a),
+        Command::State(c) => state::run(c),
         Command::Completions(a) => generate::completions(a),
         Command::Man(a) => generate::man(a),
     };

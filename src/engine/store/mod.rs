@@ -287,10 +287,11 @@ impl SeenStore {
         }
         let identity = config.identity();
         if m.identity != identity {
+            let (only_store, only_asked) = identity_diff(&m.identity, &identity);
             return Err(StoreError::ConfigMismatch {
                 dir: self.dir.clone(),
-                store: format!("`{}` ({})", m.config, m.identity),
-                asked: format!("`{config}` ({identity})"),
+                store: format!("`{}` ({only_store})", m.config),
+                asked: format!("`{config}` ({only_asked})"),
             });
         }
         Ok(())
@@ -679,6 +680,40 @@ impl SeenStore {
             }
         }
     }
+}
+
+/// What two identities (see [`KeyConfig::identity`]) do not share, each
+/// side as `flags a, b; params ...; lenient` (or `nothing else`).
+fn identity_diff(a: &str, b: &str) -> (String, String) {
+    fn parts(id: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for word in id.split(' ') {
+            match word.strip_prefix("flags=") {
+                Some(flags) => out.extend(
+                    flags
+                        .split(',')
+                        .filter(|f| !f.is_empty())
+                        .map(|f| format!("+{f}")),
+                ),
+                None => out.push(word.to_owned()),
+            }
+        }
+        out
+    }
+    let (pa, pb) = (parts(a), parts(b));
+    let only = |x: &[String], y: &[String]| {
+        let v: Vec<&str> = x
+            .iter()
+            .filter(|w| !y.contains(w))
+            .map(String::as_str)
+            .collect();
+        if v.is_empty() {
+            "nothing the other lacks".to_owned()
+        } else {
+            v.join(" ")
+        }
+    };
+    (only(&pa, &pb), only(&pb, &pa))
 }
 
 /// Why the runs of a manifest could not be opened.
