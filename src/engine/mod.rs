@@ -78,7 +78,7 @@ mod chunk;
 mod counted;
 mod direct;
 mod error;
-pub mod fpset;
+pub(crate) mod fpset;
 mod input;
 pub mod lines;
 mod map_window;

@@ -573,7 +573,7 @@ impl<'a> Driver<'a> {
     /// Tells every shard's set to expect `keys` distinct keys.
     fn expect_keys(&mut self, keys: usize) {
         for shard in &mut self.shards {
-            shard.expect(keys);
+            shard.expect_total(keys);
         }
     }
 

@@ -120,7 +120,7 @@ impl SeenSet {
     /// each table then grows straight to the size that holds its share,
     /// the first time it must grow, instead of by steps of about 1.3,
     /// each of which moves every key it holds (see
-    /// [`FingerprintTable::expect`]). Nothing else changes: past the
+    /// [`FingerprintTable::expect_total`]). Nothing else changes: past the
     /// expected count the set grows by steps again, and a count that is
     /// too high costs memory only. An expectation whose tables would pass
     /// the memory limit is not used.
@@ -136,7 +136,7 @@ impl SeenSet {
     fn apply_expected(&mut self) {
         let share = usize::try_from(self.expected / SHARDS as u64).unwrap_or(usize::MAX);
         for t in &mut self.shards {
-            t.expect(share);
+            t.expect_total(share);
         }
         let more: [usize; SHARDS] =
             std::array::from_fn(|s| share.saturating_sub(self.shards[s].len()));
@@ -146,7 +146,7 @@ impl SeenSet {
             .min(super::memory::physical().unwrap_or(u64::MAX));
         if self.bytes_after(&more) > room {
             for t in &mut self.shards {
-                t.expect(0);
+                t.expect_total(0);
             }
         }
     }

@@ -323,12 +323,12 @@ impl ShardSet {
 
     /// Tells a fingerprint set how many keys it is expected to end with,
     /// so that it grows to that size in one step (see
-    /// [`FingerprintTable::expect`]).
-    pub fn expect(&mut self, keys: usize) {
+    /// [`FingerprintTable::expect_total`]).
+    pub fn expect_total(&mut self, keys: usize) {
         match self {
-            Self::Fingerprints(t) => t.expect(keys),
-            Self::FingerprintIds(t) => t.expect(keys),
-            Self::Exact(exact) => exact.table.expect(keys),
+            Self::Fingerprints(t) => t.expect_total(keys),
+            Self::FingerprintIds(t) => t.expect_total(keys),
+            Self::Exact(exact) => exact.table.expect_total(keys),
         }
     }
 

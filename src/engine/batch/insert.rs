@@ -152,9 +152,9 @@ impl ShardState {
     }
 
     /// Tells the set how many distinct keys it is expected to end with
-    /// (see [`ShardSet::expect`]).
-    pub fn expect(&mut self, keys: usize) {
-        self.set.expect(keys);
+    /// (see [`ShardSet::expect_total`]).
+    pub fn expect_total(&mut self, keys: usize) {
+        self.set.expect_total(keys);
     }
 
     /// Bytes this shard would take after `more` new keys: its set, and
