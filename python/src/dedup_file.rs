@@ -20,7 +20,9 @@ use std::time::Duration;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Observer, OutputFile, Stats};
+use urikey::engine::{
+    self, Config, Emit, Field, Input, InvalidLine, MmapChoice, Observer, OutputFile, Stats,
+};
 use urikey::uri::key::Relative;
 
 use crate::errors::engine_error;
@@ -157,6 +159,10 @@ struct Finished {
 }
 
 /// `urikey.dedup_file(...)`.
+///
+/// Input files are memory-mapped, as `urikey dedup` maps them: a file that
+/// another process truncates while the call reads it ends the process with
+/// SIGBUS, so files still being written should be passed through a pipe.
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
     lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
@@ -187,6 +193,10 @@ pub fn dedup_file<'py>(
     // As `urikey dedup`: a URL dump holds absolute URLs, so a relative
     // reference (`hello`) is an invalid line.
     let mut config = Config::new(key_config.keyer().with_relative(Relative::Reject));
+    // SAFETY: `dedup_file` maps its input files, as the `urikey` command
+    // does; its docstring states the contract (inputs do not change while
+    // it reads them).
+    config.mmap = unsafe { MmapChoice::auto() };
     config.emit = match emit {
         "canonical" => Emit::Key,
         "original" => Emit::Original,

@@ -281,6 +281,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         (None, false) => Relative::Reject,
     };
     let mut config = Config::new(args.norm.keyer()?.with_relative(relative));
+    config.mmap = super::lines::mmap();
     config.emit = match args.emit {
         EmitArg::Canonical => Emit::Key,
         EmitArg::Original => Emit::Original,

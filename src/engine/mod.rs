@@ -102,7 +102,7 @@ use core::fmt;
 use crate::uri::key::{KeyErrorKind, Keyer};
 
 pub use error::Error;
-pub use input::{rejects_would_replace, Input};
+pub use input::{rejects_would_replace, Input, MmapChoice};
 pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
 pub use rss::peak_rss_bytes;
@@ -173,6 +173,10 @@ pub struct Config {
     /// Where the spill directory is created (`None`: the system's
     /// temporary directory, `$TMPDIR` or `/tmp`).
     pub temp_dir: Option<std::path::PathBuf>,
+    /// Whether inputs that are regular files may be memory-mapped
+    /// (default: never; see [`MmapChoice::auto`] for what mapping asks of
+    /// the caller).
+    pub mmap: MmapChoice,
     /// Test hooks for spilling; not a public API.
     #[cfg(feature = "testing")]
     #[doc(hidden)]
@@ -222,6 +226,7 @@ impl Config {
             max_line_bytes: lines::MAX_LINE_BYTES,
             memory_limit: None,
             temp_dir: None,
+            mmap: MmapChoice::never(),
             #[cfg(feature = "testing")]
             spill_hooks: SpillHooks::default(),
         }

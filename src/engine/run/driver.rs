@@ -1,41 +1,31 @@
-//! The pipeline: a reader thread cuts inputs into chunks, the calling
-//! thread drives phases 1 and 2 on a local rayon pool batch by batch, and
-//! a writer thread writes the selected lines of each batch in order while
-//! the next batch is processed, then hands the batch back for reuse.
+//! The driver: phases 1 and 2 of each batch on the pool, the memory
+//! budget of the seen-set, and the switch to spilling when it would pass
+//! the limit.
 
-use std::io::{self, Write};
-use std::ops::Range;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::uri::key::KeyScratch;
 
-use super::batch::{ChunkState, Render, ScanConfig, ShardState, UniqueSpan, Uniques};
-use super::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
-use super::counted;
-use super::error::Error;
-use super::fpset;
-use super::input::{self, Input, SharedBytes, Source};
-use super::lines;
-use super::memory;
-use super::observe::{Observer, Progress, Warning};
-use super::out_buf::OutBuf;
-use super::projection::Projection;
-use super::shard::{SHARDS, SHARD_BITS};
-use super::share::{self, share_out};
-use super::spill::{
-    self, EntryWriter, Partitions, SpillDir, SpillTuning, SpillWriter, Spilled, PARTITION_BUFFER,
-    RESOLVE_BYTES_PER_KEY,
+use super::writer::{hand_over, ToWriter, WRITE_BYTES};
+use super::{chunks_in_flight, CHUNK_COST};
+use crate::engine::batch::{ChunkState, Render, ScanConfig, ShardState, UniqueSpan, Uniques};
+use crate::engine::chunk::Chunk;
+use crate::engine::error::Error;
+use crate::engine::fpset;
+use crate::engine::lines;
+use crate::engine::memory;
+use crate::engine::observe::{Observer, Progress, Warning};
+use crate::engine::projection::Projection;
+use crate::engine::shard::{SHARDS, SHARD_BITS};
+use crate::engine::share::share_out;
+use crate::engine::spill::{
+    self, Partitions, SpillDir, SpillTuning, PARTITION_BUFFER, RESOLVE_BYTES_PER_KEY,
 };
-use super::stats::Stats;
-use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES, MAX_THREADS};
-
-/// The writer thread writes its gathered output in pieces of at least this
-/// many bytes (one chunk's output can take it past that).
-const WRITE_BYTES: usize = 1 << 20;
+use crate::engine::stats::Stats;
+use crate::engine::{Config, Emit, InvalidLine, Select};
 
 /// Write buffer of the lines file once a run spills.
 const LINES_BUFFER: usize = 1 << 20;
@@ -43,140 +33,6 @@ const LINES_BUFFER: usize = 1 << 20;
 /// Fewest distinct keys a partition may hold while it is resolved,
 /// however low the memory limit (4 MiB).
 const MIN_PARTITION_KEYS: usize = 1 << 16;
-
-/// Deduplicates `inputs` (one logical stream, in order) into `output`.
-///
-/// Every invalid line is passed to `observer`, in input order, and the
-/// run goes on; the observer also hears the progress after each batch and
-/// can stop the run. Returns the run's statistics once the output is flushed.
-///
-/// # Errors
-/// [`Error::Open`] before anything is written when an input path cannot be
-/// opened; [`Error::Read`] when an input fails midway (the output is then
-/// incomplete); [`Error::Write`] when the output cannot be written;
-/// [`Error::Config`] for unusable settings; [`Error::Interrupted`] when
-/// the observer asked to stop.
-pub fn run(
-    config: &Config,
-    inputs: Vec<Input>,
-    output: &mut (dyn Write + Send),
-    observer: &mut dyn Observer,
-) -> Result<Stats, Error> {
-    let started = Instant::now();
-    check_config(config)?;
-    for input in &inputs {
-        if let Input::Path(path) = input {
-            input::check_path(path)?;
-        }
-    }
-    let names: Vec<String> = inputs.iter().map(Input::name).collect();
-    let total: Option<u64> = inputs.iter().map(Input::size_hint).sum();
-    let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    } else {
-        config.threads
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("urikey-worker-{i}"))
-        .build()
-        .map_err(|e| Error::Config(format!("cannot start worker threads: {e}")))?;
-    let batch_len = (threads * 4).max(8);
-    let limit = config.memory_limit.or_else(memory::default_limit);
-    let limits = Limits {
-        chunk_size: chunk_size_under(config.chunk_size, limit, batch_len),
-        max_line_bytes: config.max_line_bytes,
-    };
-    let raw_read = Arc::new(AtomicU64::new(0));
-
-    let mut driver = Driver::new(config, &names, threads, &pool);
-    driver.limit(limit, limits.chunk_size, batch_len);
-    driver.project(total, Arc::clone(&raw_read));
-    let render = driver.render();
-    let result = std::thread::scope(|scope| {
-        // A batch is handed over when the driver asks for it: the reader
-        // cuts at most one batch ahead.
-        let (chunk_tx, chunk_rx) = mpsc::sync_channel(0);
-        let reader_raw = Arc::clone(&raw_read);
-        let shape = ChunkShape {
-            chunk_size: limits.chunk_size,
-            batch_len,
-            threads,
-        };
-        spawn_named(scope, "urikey-reader", move || {
-            read_inputs(inputs, limits, shape, &reader_raw, &chunk_tx);
-        })?;
-        // A batch is handed over only when the writer is free, so at most
-        // two batches exist: one being written, one being processed.
-        let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
-        let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ChunkState>>();
-        let render = &render;
-        let pool = &pool;
-        let writer = spawn_named(scope, "urikey-writer", move || {
-            write_all(output, &out_rx, &recycle_tx, render, pool)
-        })?;
-
-        let driven = driver.drive(
-            &chunk_rx,
-            batch_len,
-            &out_tx,
-            &recycle_rx,
-            observer,
-            |lines| Progress {
-                bytes_read: raw_read.load(Ordering::Relaxed),
-                total_bytes: total,
-                lines,
-                elapsed: started.elapsed(),
-            },
-        );
-        drop(chunk_rx);
-        drop(out_tx);
-        let joined = Instant::now();
-        let written = writer
-            .join()
-            .unwrap_or_else(|_| Err(Error::Write(io::Error::other("writer thread panicked"))));
-        let last_writes = joined.elapsed();
-        // A write failure explains a failed send, so it comes first.
-        let new = written?;
-        let (mut stats, undecided) = driven?;
-        stats.phases.writer_wait += last_writes;
-        // Undecided lines were counted as unique; the writer found which.
-        stats.unique -= undecided - new.min(undecided);
-        stats.duplicates += undecided - new.min(undecided);
-        Ok(stats)
-    });
-    // Freeing the seen-set of a large run takes seconds (--exact: one
-    // allocation per key): the wall time includes it.
-    drop(driver);
-    drop(pool);
-    let mut stats = result?;
-    stats.wall = started.elapsed();
-    Ok(stats)
-}
-
-/// Starts a thread of the run under `name` (what `top -H` and profilers
-/// show).
-fn spawn_named<'scope, T: Send + 'scope>(
-    scope: &'scope std::thread::Scope<'scope, '_>,
-    name: &str,
-    f: impl FnOnce() -> T + Send + 'scope,
-) -> Result<std::thread::ScopedJoinHandle<'scope, T>, Error> {
-    std::thread::Builder::new()
-        .name(name.to_owned())
-        .spawn_scoped(scope, f)
-        .map_err(|e| Error::Config(format!("cannot start thread {name}: {e}")))
-}
-
-/// Chunks in flight at most: two batches and the one the reader cuts
-/// ahead.
-fn chunks_in_flight(batch_len: usize) -> u64 {
-    3 * batch_len as u64
-}
-
-/// Memory a chunk in flight takes with its line records, shard buckets
-/// and key arena, per byte of chunk: about 2 (the records alone take 52
-/// bytes per line).
-const CHUNK_COST: u64 = 2;
 
 /// The shards, with their indexes, in the order phase 2 takes them, longest
 /// task first, so that no worker is left with a long one while the others
@@ -201,277 +57,6 @@ fn longest_first<'s>(
 /// thread stacks, allocator).
 const BASE_BYTES: u64 = 8 << 20;
 
-/// The chunk size for a run under `limit`: `chunk_size`, or less when the
-/// chunks in flight would take more than a third of the limit plus
-/// [`memory::SLACK`] (so that `--memory-limit 0` still runs within 64 MiB),
-/// but never below 64 KiB.
-fn chunk_size_under(chunk_size: usize, limit: Option<u64>, batch_len: usize) -> usize {
-    let Some(limit) = limit else {
-        return chunk_size;
-    };
-    let share = (limit.saturating_add(memory::SLACK)) / 3;
-    let most = share / (chunks_in_flight(batch_len) * CHUNK_COST);
-    chunk_size.min(usize::try_from(most).unwrap_or(usize::MAX).max(64 << 10))
-}
-
-fn check_config(config: &Config) -> Result<(), Error> {
-    if config.chunk_size == 0 || config.chunk_size > MAX_CHUNK_BYTES {
-        return Err(Error::Config(format!(
-            "chunk size must be between 1 and {MAX_CHUNK_BYTES} bytes"
-        )));
-    }
-    if config.max_line_bytes == 0 || config.max_line_bytes > MAX_CHUNK_BYTES {
-        return Err(Error::Config(format!(
-            "line limit must be between 1 and {MAX_CHUNK_BYTES} bytes"
-        )));
-    }
-    if config.threads > MAX_THREADS {
-        return Err(Error::Config(format!(
-            "threads must be at most {MAX_THREADS} (0: one per core)"
-        )));
-    }
-    Ok(())
-}
-
-/// The reader thread: every input in order, cut into chunks, sent to the
-/// driver a batch at a time (the last one may be shorter).
-fn read_inputs(
-    inputs: Vec<Input>,
-    limits: Limits,
-    shape: ChunkShape,
-    raw_read: &Arc<AtomicU64>,
-    tx: &SyncSender<Result<Vec<Chunk>, Error>>,
-) {
-    let mut out = BatchSender {
-        tx,
-        batch: Vec::with_capacity(shape.batch_len),
-        shape,
-    };
-    for (index, input) in inputs.into_iter().enumerate() {
-        let name = input.name();
-        let source = match input::open(input, raw_read) {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = tx.send(Err(e));
-                return;
-            }
-        };
-        match source {
-            Source::Slice(bytes) => {
-                let mut chunker = SliceChunker::new(bytes, index, limits);
-                loop {
-                    chunker.set_chunk_size(out.next_size());
-                    let Some((chunk, consumed)) = chunker.next_chunk() else {
-                        break;
-                    };
-                    raw_read.fetch_add(consumed, Ordering::Relaxed);
-                    if !out.push(chunk) {
-                        return;
-                    }
-                }
-            }
-            Source::Stream {
-                reader,
-                compression,
-            } => {
-                let mut chunker = StreamChunker::new(reader, index, limits);
-                loop {
-                    chunker.set_chunk_size(out.next_size());
-                    match chunker.next_chunk() {
-                        Ok(Some(chunk)) => {
-                            if !out.push(chunk) {
-                                return;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(source) => {
-                            let _ = tx.send(Err(Error::Read {
-                                path: name,
-                                compression,
-                                offset: chunker.position(),
-                                source,
-                            }));
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out.finish();
-}
-
-/// Groups the reader's chunks into batches. One message a batch rather
-/// than one a chunk: with a channel of eight chunks the reader blocked on
-/// nearly every send (1,700 context switches on the 1 GiB crawl dump, half
-/// of them on the channel's own lock), and each chunk the driver took woke
-/// it again. Every batch but the last is full, so the chunks of the one
-/// being filled say where the next chunk falls in the [`ChunkShape`].
-struct BatchSender<'a> {
-    tx: &'a SyncSender<Result<Vec<Chunk>, Error>>,
-    batch: Vec<Chunk>,
-    shape: ChunkShape,
-}
-
-impl BatchSender<'_> {
-    /// The size to cut the next chunk at.
-    fn next_size(&self) -> usize {
-        self.shape.size(self.batch.len())
-    }
-
-    /// Adds `chunk`, sending the batch when it is full. False when the
-    /// driver is gone.
-    fn push(&mut self, chunk: Chunk) -> bool {
-        self.batch.push(chunk);
-        if self.batch.len() < self.shape.batch_len {
-            return true;
-        }
-        let full = std::mem::replace(&mut self.batch, Vec::with_capacity(self.shape.batch_len));
-        self.tx.send(Ok(full)).is_ok()
-    }
-
-    /// Sends the last, shorter batch, if any.
-    fn finish(self) {
-        if !self.batch.is_empty() {
-            let _ = self.tx.send(Ok(self.batch));
-        }
-    }
-}
-
-/// What the writer thread is sent, in output order.
-enum ToWriter {
-    /// A processed batch: its selected lines are written, then the batch
-    /// is sent back for reuse.
-    Batch(Vec<ChunkState>),
-    /// The first-seen lines and their counts, to write (`--count`).
-    /// Each shard's counts, by id.
-    Counts {
-        uniques: Uniques,
-        counts: Vec<Vec<u64>>,
-    },
-    /// The run spills from now on: the lines file to append to.
-    StartSpill(SpillWriter),
-    /// A batch processed after the run spilled: its lines that may be
-    /// printed go to the lines file.
-    SpillBatch(Vec<ChunkState>),
-    /// The input has ended: resolve the partitions and print the selected
-    /// lines of the lines file.
-    Resolve {
-        dir: Arc<SpillDir>,
-        partitions: Vec<PathBuf>,
-        /// Sequence numbers of the lines since the run spilled.
-        seqs: Range<u64>,
-        tuning: SpillTuning,
-    },
-}
-
-/// The writer thread: batches and buffers in order, then a flush. The
-/// selected lines are gathered into one buffer, written whenever it holds
-/// [`WRITE_BYTES`] or more (and at the end). Once the run spills, batches
-/// go to the lines file, and the output is written when the input has
-/// ended. Returns the number of keys first seen after the run spilled.
-fn write_all(
-    output: &mut (dyn Write + Send),
-    rx: &Receiver<ToWriter>,
-    recycle: &mpsc::Sender<Vec<ChunkState>>,
-    render: &Render<'_>,
-    pool: &rayon::ThreadPool,
-) -> Result<u64, Error> {
-    let mut pending = OutBuf::with_capacity(2 * WRITE_BYTES);
-    let mut lines: Option<SpillWriter> = None;
-    let mut entries: Vec<u8> = Vec::new();
-    let mut entry_writer = EntryWriter::default();
-    // Each input's shared buffer (a mapped file), kept for the lines file's
-    // slice entries.
-    let mut maps: Vec<Option<SharedBytes>> = Vec::new();
-    let mut new = 0u64;
-    for msg in rx {
-        match msg {
-            ToWriter::Counts { uniques, counts } => {
-                let threads = share::threads(Some(pool));
-                counted::write_counted(
-                    &uniques,
-                    &counts,
-                    &mut pending,
-                    output,
-                    WRITE_BYTES,
-                    threads,
-                )
-                .map_err(Error::Write)?;
-            }
-            ToWriter::StartSpill(file) => lines = Some(file),
-            ToWriter::SpillBatch(mut works) => {
-                // What earlier batches selected goes out first.
-                pending.write_all(output).map_err(Error::Write)?;
-                for work in &mut works {
-                    if let Some((chunk, (all, _))) =
-                        work.chunk.as_ref().and_then(|c| Some((c, c.shared()?)))
-                    {
-                        if maps.len() <= chunk.input {
-                            maps.resize(chunk.input + 1, None);
-                        }
-                        maps[chunk.input].get_or_insert_with(|| all.clone());
-                    }
-                    entries.clear();
-                    work.spill_lines(render, &mut entry_writer, &mut entries);
-                    if let Some(file) = &mut lines {
-                        file.write(&entries)?;
-                    }
-                }
-                release_chunks(&mut works);
-                let _ = recycle.send(works);
-            }
-            ToWriter::Resolve {
-                dir,
-                partitions,
-                seqs,
-                tuning,
-            } => {
-                pending.write_all(output).map_err(Error::Write)?;
-                if let Some(file) = lines.take() {
-                    let spilled = Spilled {
-                        partitions,
-                        lines: file.finish()?,
-                        seqs,
-                        maps: std::mem::take(&mut maps),
-                    };
-                    let select = render.select;
-                    new = spill::finish(&dir, spilled, select, tuning, output, pool)?;
-                }
-            }
-            ToWriter::Batch(mut works) => {
-                for work in &mut works {
-                    work.gather_selected(render, pending.append());
-                    if pending.len() >= WRITE_BYTES {
-                        pending.write_some(output).map_err(Error::Write)?;
-                    }
-                }
-                release_chunks(&mut works);
-                let _ = recycle.send(works);
-            }
-        }
-    }
-    pending.write_all(output).map_err(Error::Write)?;
-    output.flush().map_err(Error::Write)?;
-    Ok(new)
-}
-
-/// Drops the chunks of a written batch (its lines were copied, or their
-/// places noted for a spilled run, whose mapped inputs stay alive). Their
-/// mapped pages are released once per input, through the input's
-/// last chunk of the batch: a release covers every byte before its range
-/// that is not released yet (see [`SharedBytes::release`]), and each
-/// release flushes the other core's TLB (an interprocessor interrupt,
-/// slow in a virtual machine), so one per chunk cost N times that.
-fn release_chunks(works: &mut [ChunkState]) {
-    let mut chunks = works.iter_mut().filter_map(|w| w.chunk.take()).peekable();
-    while let Some(chunk) = chunks.next() {
-        if chunks.peek().is_none_or(|next| next.input != chunk.input) {
-            chunk.release();
-        }
-    }
-}
-
 /// A run that spills: the directory, each shard's partition files, and
 /// the sequence number of the first line since it spilled.
 struct Spilling {
@@ -481,7 +66,7 @@ struct Spilling {
 }
 
 /// The state of the calling thread between batches.
-struct Driver<'a> {
+pub(super) struct Driver<'a> {
     config: &'a Config,
     names: &'a [String],
     pool: &'a rayon::ThreadPool,
@@ -510,7 +95,7 @@ struct Driver<'a> {
 }
 
 impl<'a> Driver<'a> {
-    fn new(
+    pub(super) fn new(
         config: &'a Config,
         names: &'a [String],
         threads: usize,
@@ -552,7 +137,7 @@ impl<'a> Driver<'a> {
     /// Projects the run's final number of distinct keys from `raw_read`,
     /// the bytes read of inputs of `total` bytes (`None`: unknown, and the
     /// seen-set grows step by step).
-    fn project(&mut self, total: Option<u64>, raw_read: Arc<AtomicU64>) {
+    pub(super) fn project(&mut self, total: Option<u64>, raw_read: Arc<AtomicU64>) {
         self.projection = Projection::new(total);
         self.raw_read = raw_read;
     }
@@ -562,7 +147,7 @@ impl<'a> Driver<'a> {
     /// sizes come in steps of 1.3, so a margin of a few percent would take
     /// some shards a whole step further. A shard that ends a little past its
     /// expected size grows once more, as it would have without one.
-    fn expected_per_shard(&mut self) -> usize {
+    pub(super) fn expected_per_shard(&mut self) -> usize {
         let read = self.raw_read.load(Ordering::Relaxed);
         let projected = self.projection.update(read, self.stats.unique);
         projected.map_or(0, |p| {
@@ -571,7 +156,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Tells every shard's set to expect `keys` distinct keys.
-    fn expect_keys(&mut self, keys: usize) {
+    pub(super) fn expect_keys(&mut self, keys: usize) {
         for shard in &mut self.shards {
             shard.expect_total(keys);
         }
@@ -583,7 +168,7 @@ impl<'a> Driver<'a> {
     /// which keeps them as small as they can be (with a limit just above
     /// what the steps reach, sets sized by the projection would have
     /// spilled where steps did not).
-    fn expect_projected(&mut self, batch: &[ChunkState]) {
+    pub(super) fn expect_projected(&mut self, batch: &[ChunkState]) {
         let expected = self.expected_per_shard();
         self.expect_keys(expected);
         if expected > 0 && !self.fits_budget(batch, |_, shard| expected.saturating_sub(shard.len()))
@@ -595,7 +180,7 @@ impl<'a> Driver<'a> {
     /// Sets the seen-set's budget from the memory limit: the limit less
     /// what the batches of `batch_len` chunks in flight, the spill buffers
     /// and each worker's growing table's set-aside take.
-    fn limit(&mut self, limit: Option<u64>, chunk_size: usize, batch_len: usize) {
+    pub(super) fn limit(&mut self, limit: Option<u64>, chunk_size: usize, batch_len: usize) {
         let chunks = chunks_in_flight(batch_len) * chunk_size as u64 * CHUNK_COST;
         let buffers = (256 * PARTITION_BUFFER + LINES_BUFFER + 2 * WRITE_BYTES) as u64
             + self.stats.threads as u64 * fpset::REBUILD_ASIDE_BYTES as u64;
@@ -610,7 +195,7 @@ impl<'a> Driver<'a> {
     /// Most distinct keys a partition may hold while it is resolved: the
     /// budget, less `taken` bytes, shared by the worker threads, which
     /// resolve partitions all at once.
-    fn partition_keys(&self, taken: u64) -> usize {
+    pub(super) fn partition_keys(&self, taken: u64) -> usize {
         #[cfg(feature = "testing")]
         if let Some(k) = self.config.spill_hooks.partition_keys {
             return k;
@@ -626,7 +211,7 @@ impl<'a> Driver<'a> {
     /// True when the seen-set stays within its budget with `more(s, shard)`
     /// new keys in each shard `s` (every shard at its size after them), and
     /// with counts, the lines of `batch` kept.
-    fn fits_budget(
+    pub(super) fn fits_budget(
         &self,
         batch: &[ChunkState],
         more: impl Fn(usize, &ShardState) -> usize,
@@ -671,7 +256,11 @@ impl<'a> Driver<'a> {
 
     /// Starts spilling: the directory, the partition files, and the lines
     /// file handed to the writer.
-    fn start_spill(&mut self, out: &SyncSender<ToWriter>, base: u64) -> Result<(), Error> {
+    pub(super) fn start_spill(
+        &mut self,
+        out: &SyncSender<ToWriter>,
+        base: u64,
+    ) -> Result<(), Error> {
         let config = self.config;
         let parent = config.temp_dir.clone().unwrap_or_else(std::env::temp_dir);
         let dir = SpillDir::create(&parent, self.tuning.fail_after_bytes)?;
@@ -687,7 +276,7 @@ impl<'a> Driver<'a> {
 
     /// At the end of a spilled run: the frozen set's counts written, the
     /// partitions closed, the set freed, and the writer told to resolve.
-    fn finish_spill(&mut self, out: &SyncSender<ToWriter>) -> Result<(), Error> {
+    pub(super) fn finish_spill(&mut self, out: &SyncSender<ToWriter>) -> Result<(), Error> {
         let Some(spilling) = self.spilling.take() else {
             return Ok(());
         };
@@ -719,7 +308,7 @@ impl<'a> Driver<'a> {
     }
 
     /// What phase 3 needs.
-    fn render(&self) -> Render<'a> {
+    pub(super) fn render(&self) -> Render<'a> {
         Render {
             emit: self.config.emit,
             select: self.config.select,
@@ -729,7 +318,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Runs all batches; returns the stats (without wall time).
-    fn drive(
+    pub(super) fn drive(
         &mut self,
         chunks: &Receiver<Result<Vec<Chunk>, Error>>,
         batch_len: usize,
@@ -803,7 +392,7 @@ impl<'a> Driver<'a> {
     }
 
     /// The three phases for one batch.
-    fn process(
+    pub(super) fn process(
         &mut self,
         batch: &mut [ChunkState],
         observer: &mut dyn Observer,
@@ -892,7 +481,7 @@ impl<'a> Driver<'a> {
     }
 
     /// Line numbers, counters and invalid-line reports, in input order.
-    fn account(&mut self, batch: &mut [ChunkState], observer: &mut dyn Observer) {
+    pub(super) fn account(&mut self, batch: &mut [ChunkState], observer: &mut dyn Observer) {
         for work in batch {
             work.seq_base = self.seq;
             self.seq += work.valid();
@@ -929,7 +518,7 @@ impl<'a> Driver<'a> {
     /// The `--count` output: every unique line with its count, in order,
     /// handed to the writer thread, which has it formatted in pieces on
     /// several threads and writes them in order (`counted.rs`).
-    fn write_counts(&mut self, out: &SyncSender<ToWriter>) {
+    pub(super) fn write_counts(&mut self, out: &SyncSender<ToWriter>) {
         let uniques = std::mem::take(&mut self.uniques);
         let counts = self
             .shards
@@ -938,39 +527,5 @@ impl<'a> Driver<'a> {
             .collect();
         // A closed channel means the writer failed; its error is reported.
         let _ = hand_over(out, ToWriter::Counts { uniques, counts }, &mut self.stats);
-    }
-}
-
-/// The writer thread has stopped (its error is reported).
-struct WriterStopped;
-
-/// Sends `msg` to the writer thread, which takes it once it is done with
-/// the one before; the wait counts in `stats`.
-fn hand_over(
-    out: &SyncSender<ToWriter>,
-    msg: ToWriter,
-    stats: &mut Stats,
-) -> Result<(), WriterStopped> {
-    let waited = Instant::now();
-    let sent = out.send(msg);
-    stats.phases.writer_wait += waited.elapsed();
-    sent.map_err(|_| WriterStopped)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_chunk_size_under_a_limit() {
-        // No limit, or a large one: the configured size.
-        assert_eq!(chunk_size_under(2 << 20, None, 8), 2 << 20);
-        assert_eq!(chunk_size_under(2 << 20, Some(4 << 30), 8), 2 << 20);
-        // A tiny limit: the chunks in flight take a third of the 64 MiB
-        // slack at most, and chunks stay at least 64 KiB.
-        let small = chunk_size_under(2 << 20, Some(0), 8);
-        assert!(small as u64 * chunks_in_flight(8) * CHUNK_COST <= memory::SLACK / 3);
-        assert!(small >= 64 << 10);
-        assert_eq!(chunk_size_under(2 << 20, Some(0), 1000), 64 << 10);
     }
 }
