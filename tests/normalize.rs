@@ -1148,7 +1148,7 @@ mod fast_path {
     }
 }
 
-/// The fast tier of `uri_key`, the one-pass `http(s)` writer: what it
+/// The fast tier of `uri_key`, the one pass over `scheme://` lines: what it
 /// covers, and that it writes exactly what the general parser and
 /// normalizer write.
 mod http_tier {
@@ -1160,7 +1160,7 @@ mod http_tier {
     /// path.
     fn http_key(c: &Keyer, input: &[u8]) -> Option<Vec<u8>> {
         let mut scratch = KeyScratch::default();
-        c.one_pass_tier_key(input, &mut scratch).map(|k| k.to_vec())
+        c.fast_tier_key(input, &mut scratch).map(|k| k.to_vec())
     }
 
     /// Every path agrees on `input`: the fast tier (when it covers the line)

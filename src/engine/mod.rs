@@ -40,7 +40,7 @@
 //! `uri` key, and of that, 105 bits: a 12-byte slot and its share of the
 //! bucket header hold the low 101 bits, and the table that holds it implies
 //! the top 4 (the shard; 16.7 bytes per distinct key on average, see
-//! [`fpset`]). Two different keys are merged only if those 105 bits
+//! `engine/fpset/`). Two different keys are merged only if those 105 bits
 //! collide. For `n` distinct keys the birthday bound gives a probability of
 //! at most about `n² / 2¹⁰⁶` that any collision happens at all: about
 //! 1.2 × 10⁻¹⁴ for 10⁹ keys, 1.2 × 10⁻¹² for 10¹⁰ keys, 1.2 × 10⁻⁸ for

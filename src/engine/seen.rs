@@ -119,8 +119,7 @@ impl SeenSet {
     /// Expect about `keys` distinct keys in all (0: unknown, the default):
     /// each table then grows straight to the size that holds its share,
     /// the first time it must grow, instead of by steps of about 1.3,
-    /// each of which moves every key it holds (see
-    /// [`FingerprintTable::expect_total`]). Nothing else changes: past the
+    /// each of which moves every key it holds. Nothing else changes: past the
     /// expected count the set grows by steps again, and a count that is
     /// too high costs memory only. An expectation whose tables would pass
     /// the memory limit is not used.
@@ -153,9 +152,8 @@ impl SeenSet {
 
     /// Refuse batches that would make the set hold more than `limit` bytes
     /// (`None`: no limit, the default). While a table of more than 8 MiB
-    /// grows on a pool thread, up to
-    /// [`REBUILD_ASIDE_BYTES`](super::fpset::REBUILD_ASIDE_BYTES) per thread
-    /// are held besides, for the length of the rebuild.
+    /// grows on a pool thread, up to 8 MiB per thread are held besides,
+    /// for the length of the rebuild.
     pub fn with_memory_limit(mut self, limit: Option<u64>) -> Self {
         self.limit = limit;
         self.apply_expected();

@@ -6,8 +6,8 @@
 //! This module knows nothing of the command-line engine.
 
 // The only `unsafe` code of the library is the AVX2 scanner and the
-// AVX-512 mask builder of the key fast tier (`key/simd.rs`,
-// `key/simd512.rs`), which opt in, and one `from_utf8_unchecked`
+// AVX-512 mask builder of the key tiers (`key/fast/avx2.rs`,
+// `key/fast/avx512.rs`), which opt in, and one `from_utf8_unchecked`
 // on input checked to be ASCII in `compat/w3lib.rs`; everything else is
 // safe.
 #![deny(unsafe_code)]

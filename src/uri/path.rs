@@ -1,6 +1,6 @@
 //! Dot-segment removal (RFC 3986 §5.2.4), used by resolution (§5.2.2)
 //! and by normalization (§6.2.2.3): the general remover, which copies, and
-//! the one-pass tier's remover, which works in place. They sit side by side
+//! the fast tier's remover, which works in place. They sit side by side
 //! so that the tests can hold one against the other.
 
 /// Does the path hold a `.` or `..` segment?

@@ -16,7 +16,7 @@ use super::table::FingerprintTable;
 const REBUILD_AHEAD: usize = 80;
 
 impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
-    /// After [`Slots::extend_in_place`]: moves every entry (and id) to its
+    /// After [`Slots::extend_in_place`](super::memory::Slots::extend_in_place): moves every entry (and id) to its
     /// place for the new length, in place, with no second copy.
     ///
     /// Homes keep the order of the fingerprints' low bits, and a second

@@ -160,7 +160,7 @@ impl Normalizer {
 
     /// Appends the normalized form of `u` to `out`, using `scratch` for the
     /// temporary buffers (no allocation once they have grown). The public
-    /// way in is [`Keyer`](crate::uri::key::Keyer), whose one-pass tier
+    /// way in is [`Keyer`](crate::uri::key::Keyer), whose fast tier
     /// skips this for most lines.
     pub(crate) fn normalize_raw(
         &self,
