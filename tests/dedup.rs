@@ -395,7 +395,10 @@ fn dedup_stats_and_stats_json() {
     assert_eq!(s["duplicates"], 1);
     assert_eq!(s["threads"], 2);
     assert!((s["duplicate_ratio"].as_f64().expect("number") - 1.0 / 3.0).abs() < 1e-5);
-    assert_eq!(s["invalid_by_reason"].as_object().map(|o| o.len()), Some(1));
+    assert_eq!(
+        s["invalid_by_reason"].as_object().map(serde_json::Map::len),
+        Some(1)
+    );
     for key in ["wall_seconds", "mb_per_s", "urls_per_s"] {
         assert!(s[key].as_f64().is_some(), "{key}");
     }
@@ -838,9 +841,10 @@ fn reference(
             continue;
         };
         let key = key.to_vec();
-        let shown = match emit {
-            Emit::Key => key.clone(),
-            Emit::Original => line.to_vec(),
+        let shown = if emit == Emit::Original {
+            line.to_vec()
+        } else {
+            key.clone()
         };
         match index.get(&key) {
             Some(&i) => {

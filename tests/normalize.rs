@@ -24,8 +24,7 @@ mod util {
     /// The key of `input` through the general tier (parser and normalizer).
     pub fn norm(n: &Normalizer, input: &str) -> String {
         slow_key(&Keyer::new(n.clone()), input.as_bytes())
-            .map(|k| s(&k))
-            .unwrap_or_else(|e| panic!("{input:?}: {e}"))
+            .map_or_else(|e| panic!("{input:?}: {e}"), |k| s(&k))
     }
 
     pub fn s(b: &[u8]) -> String {
@@ -870,7 +869,7 @@ mod props {
             component in 0..3u8,
         ) {
             let plain = format!("{before}{}{after}", reserved as char);
-            let encoded = format!("{before}%{:02X}{after}", reserved);
+            let encoded = format!("{before}%{reserved:02X}{after}");
             let make = |x: &str| match component {
                 0 => format!("http://h/{x}"),
                 1 => format!("http://h/?{x}"),

@@ -48,8 +48,7 @@ unsafe fn held(bytes: &[u8]) -> &'static [u8] {
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".to_owned())
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
 }
 
 impl<'py> Batch<'py> {

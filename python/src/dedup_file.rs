@@ -216,11 +216,10 @@ pub fn dedup_file<'py>(
     };
     config.field = match field {
         Some(0) => return Err(PyValueError::new_err("field numbers start at 1")),
-        Some(n) => Some(Field {
-            index: usize::try_from(n - 1).unwrap_or(usize::MAX),
+        Some(n) => Some(Field::new(
+            usize::try_from(n - 1).unwrap_or(usize::MAX),
             delimiter,
-            csv: false,
-        }),
+        )),
         None => None,
     };
     config.threads = threads;
@@ -310,7 +309,7 @@ pub fn dedup_file<'py>(
             return Err(write_error(path, &e));
         }
         w.into_inner()
-            .map_err(|e| e.into_error())
+            .map_err(io::IntoInnerError::into_error)
             .and_then(|_| f.commit())
             .map_err(|e| write_error(path, &e))?;
     }

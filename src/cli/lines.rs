@@ -66,13 +66,13 @@ pub fn parse_problem(e: ParseError) -> (usize, Problem) {
 
 /// The invalid-line record of `line`, whose problem is at byte `index`.
 pub fn invalid_line<'a>(line: &Line<'a>, index: usize, problem: Problem) -> InvalidLine<'a> {
-    InvalidLine {
-        source: line.source,
-        line: line.number,
-        byte: line.offset + index as u64,
+    InvalidLine::new(
+        line.source,
+        line.number,
+        line.offset + index as u64,
         problem,
-        text: line.bytes,
-    }
+        line.bytes,
+    )
 }
 
 /// Writes the standard invalid-line report to stderr:

@@ -227,12 +227,7 @@ mod tests {
         let (at, tail) = w.take_staged();
         assert_eq!(at, (BLOCK + STAGE + 3 * BLOCK) as u64);
         assert_eq!(tail, &data[data.len() - 5..]);
-        write_all_at(
-            &std::fs::File::options().write(true).open(&path).unwrap(),
-            &tail,
-            at,
-        )
-        .unwrap();
+        write_all_at(&File::options().write(true).open(&path).unwrap(), &tail, at).unwrap();
         let got = std::fs::read(&path).unwrap();
         assert_eq!(&got[..BLOCK], vec![b'a'; BLOCK].as_slice());
         assert_eq!(&got[BLOCK..], data.as_slice());

@@ -2,6 +2,7 @@
 //! else, and decompression (gzip, zstd, xz, bzip2) chosen by magic bytes
 //! (never by file name).
 
+use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -13,8 +14,9 @@ use super::error::Error;
 /// One input of a dedup run. Several inputs form one logical stream, in
 /// the order given.
 pub enum Input {
-    /// A file: memory-mapped when it is a regular file (falling back to
-    /// reads when mapping fails), streamed otherwise.
+    /// A file: memory-mapped under [`MmapChoice::auto`] when it is a
+    /// regular file (falling back to reads when mapping fails), streamed
+    /// otherwise.
     Path(PathBuf),
     /// Standard input, streamed. Reported as `-`.
     Stdin,
@@ -34,6 +36,24 @@ pub enum Input {
     },
 }
 
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Input::Path(p) => f.debug_tuple("Path").field(p).finish(),
+            Input::Stdin => f.write_str("Stdin"),
+            Input::Bytes { name, bytes } => f
+                .debug_struct("Bytes")
+                .field("name", name)
+                .field("len", &bytes.len())
+                .finish(),
+            Input::Reader { name, .. } => f
+                .debug_struct("Reader")
+                .field("name", name)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
 impl Input {
     /// The name used in reports: the path as given, `-` for stdin.
     pub fn name(&self) -> String {
@@ -49,7 +69,7 @@ impl Input {
         match self {
             Input::Path(p) => std::fs::metadata(p)
                 .ok()
-                .filter(|m| m.is_file())
+                .filter(std::fs::Metadata::is_file)
                 .map(|m| m.len()),
             Input::Bytes { bytes, .. } => Some(bytes.len() as u64),
             Input::Stdin | Input::Reader { .. } => None,

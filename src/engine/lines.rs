@@ -172,6 +172,7 @@ pub fn replace_field(line: &[u8], span: FieldSpan, f: Field, key: &[u8], out: &m
 }
 
 /// One input line, as [`for_each_line`] passes it.
+#[derive(Debug)]
 pub struct Line<'a> {
     /// The input's name (`-` for stdin).
     pub source: &'a str,

@@ -112,6 +112,7 @@ pub use stats::{Phases, Stats};
 
 /// What is printed for a selected line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Emit {
     /// The canonical key, in the keyer's format.
     #[default]
@@ -122,6 +123,7 @@ pub enum Emit {
 
 /// Take the URL from one column of each line; the whole line is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Field {
     /// 0-based column index.
     pub index: usize,
@@ -132,8 +134,27 @@ pub struct Field {
     pub csv: bool,
 }
 
+impl Field {
+    /// Column `index` (0-based) of lines split at `delimiter`, without
+    /// quoting.
+    pub fn new(index: usize, delimiter: u8) -> Self {
+        Self {
+            index,
+            delimiter,
+            csv: false,
+        }
+    }
+
+    /// The same column, read with RFC 4180 quoting.
+    pub fn with_csv(mut self, csv: bool) -> Self {
+        self.csv = csv;
+        self
+    }
+}
+
 /// Which lines are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Select {
     /// The first line of every key, in input order.
     #[default]
@@ -149,6 +170,7 @@ pub enum Select {
 
 /// How a run behaves. Build with [`Config::new`] and change fields.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Config {
     /// Turns lines into keys (and says which form keys are printed in).
     pub keyer: Keyer,
@@ -235,6 +257,7 @@ impl Config {
 
 /// Why a line is invalid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Problem {
     /// The URL has no key (it did not parse, for example).
     Key(KeyErrorKind),
@@ -273,6 +296,7 @@ impl fmt::Display for Problem {
 
 /// An invalid line, as reported to the caller (in input order).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct InvalidLine<'a> {
     /// The input's name (`-` for stdin).
     pub source: &'a str,
@@ -297,7 +321,19 @@ impl fmt::Display for InvalidLine<'_> {
     }
 }
 
-impl InvalidLine<'_> {
+impl<'a> InvalidLine<'a> {
+    /// The report of line `line` of `source`, whose `problem` is at byte
+    /// `byte` of the input; `text` is the line.
+    pub fn new(source: &'a str, line: u64, byte: u64, problem: Problem, text: &'a [u8]) -> Self {
+        Self {
+            source,
+            line,
+            byte,
+            problem,
+            text,
+        }
+    }
+
     /// Writes the `--rejects` record: `<source>:<line>:<byte>:<reason-name><TAB><line>\n`.
     ///
     /// # Errors

@@ -47,6 +47,7 @@ const PARTS_PER_THREAD: usize = 2;
 
 /// What [`SeenSet::add`] says of one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// The first line with this key.
     New,

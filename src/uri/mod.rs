@@ -295,6 +295,9 @@ pub mod parsers {
     }
 
     /// The precise parser's answer.
+    ///
+    /// # Errors
+    /// The parse error's byte offset and kind, flattened.
     pub fn parse_precise(s: &[u8]) -> Outcome {
         super::parse::parse_precise(s).map(flat)
     }

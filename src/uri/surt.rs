@@ -158,9 +158,8 @@ pub fn write_surt_by_parsing(uri_key: &[u8], out: &mut Vec<u8>) {
 
 /// [`write_surt`] for any key, by its parsed components.
 fn write_any_surt(uri_key: &[u8], out: &mut Vec<u8>) {
-    let u = match UriRef::parse_bytes(uri_key) {
-        Ok(u) => u,
-        Err(_) => return verbatim(uri_key, out),
+    let Ok(u) = UriRef::parse_bytes(uri_key) else {
+        return verbatim(uri_key, out);
     };
     let (Some(scheme), Some(host), Some(kind)) = (u.scheme(), u.host(), u.host_kind()) else {
         return verbatim(uri_key, out);

@@ -9,14 +9,15 @@ use std::path::PathBuf;
 /// Where the conformance vectors are looked for: `$URIKEY_CONFORMANCE_DIR`,
 /// or `../shared/conformance` beside the repository.
 pub fn conformance_path() -> PathBuf {
-    std::env::var_os("URIKEY_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
+    std::env::var_os("URIKEY_CONFORMANCE_DIR").map_or_else(
+        || {
             PathBuf::from(env!("CARGO_MANIFEST_DIR"))
                 .join("..")
                 .join("shared")
                 .join("conformance")
-        })
+        },
+        PathBuf::from,
+    )
 }
 
 /// The conformance directory. `None` (with a note on stderr) when it is

@@ -111,7 +111,7 @@ impl<const WITH_IDS: bool> FingerprintTable<WITH_IDS> {
 
     /// Bytes of memory held by the table.
     pub fn heap_bytes(&self) -> usize {
-        self.slots.len() * BUCKET + self.ids.capacity() * std::mem::size_of::<u32>()
+        self.slots.len() * BUCKET + self.ids.capacity() * size_of::<u32>()
     }
 
     /// True when `fp` is in the table.

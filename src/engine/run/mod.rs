@@ -60,7 +60,7 @@ pub fn run(
     let names: Vec<String> = inputs.iter().map(Input::name).collect();
     let total: Option<u64> = inputs.iter().map(Input::size_hint).sum();
     let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
     } else {
         config.threads
     };

@@ -478,10 +478,10 @@ impl Keyer {
         }
         out.clear();
         self.normalizer.normalize_raw(&u, out, norm);
-        Ok(if out.as_slice() != input {
-            Normalized::Out
-        } else {
+        Ok(if out.as_slice() == input {
             Normalized::Same
+        } else {
+            Normalized::Out
         })
     }
 
