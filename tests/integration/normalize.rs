@@ -1,8 +1,6 @@
 //! Normalization: conformance vectors, per-flag unit tests, properties and
 //! the `urikey normalize` command line.
 
-mod common;
-
 use urikey::uri::key::{KeyError, KeyScratch, Keyer};
 use urikey::uri::normalize::{Flag, Flags, Normalizer, Profile};
 
@@ -39,15 +37,15 @@ mod conformance {
 
     #[test]
     fn normalize_jsonl() {
-        let Some(cases) = common::load("normalize.jsonl") else {
+        let Some(cases) = crate::common::load("normalize.jsonl") else {
             return;
         };
-        let known = common::KnownDeviations::for_file("normalize.jsonl");
+        let known = crate::common::KnownDeviations::for_file("normalize.jsonl");
         let mut failures = Vec::new();
         for (i, case) in cases.iter().enumerate() {
-            let input = common::field(case, "input").expect("input");
-            let expected = common::field(case, "expected").expect("expected");
-            let profile = match common::field(case, "level") {
+            let input = crate::common::field(case, "input").expect("input");
+            let expected = crate::common::field(case, "expected").expect("expected");
+            let profile = match crate::common::field(case, "level") {
                 Some("syntax") => Profile::Syntax,
                 Some("scheme") => Profile::Rfc,
                 other => panic!("case {i}: unknown level {other:?}"),
@@ -65,7 +63,7 @@ mod conformance {
                 failures.push(f);
             }
         }
-        common::assert_no_failures("normalize.jsonl", cases.len(), &failures);
+        crate::common::assert_no_failures("normalize.jsonl", cases.len(), &failures);
     }
 }
 
@@ -755,7 +753,7 @@ mod props {
     }
 
     fn cases() -> u32 {
-        common::proptest_cases(512)
+        crate::common::proptest_cases(512)
     }
 
     proptest! {
@@ -1311,7 +1309,7 @@ mod http_tier {
     }
 
     fn cases() -> u32 {
-        common::proptest_cases(512)
+        crate::common::proptest_cases(512)
     }
 
     proptest! {
@@ -1451,7 +1449,7 @@ mod crawl_canon {
 
     #[test]
     fn report() {
-        let Some(cases) = common::load("crawl_canon.jsonl") else {
+        let Some(cases) = crate::common::load("crawl_canon.jsonl") else {
             return;
         };
         // tool -> (cases, claimed, reproduced)
