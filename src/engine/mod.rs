@@ -200,13 +200,13 @@ pub struct Config {
     /// the caller).
     pub mmap: MmapChoice,
     /// Test hooks for spilling; not a public API.
-    #[cfg(feature = "testing")]
+    #[cfg(feature = "__internal-testing")]
     #[doc(hidden)]
     pub spill_hooks: SpillHooks,
 }
 
-/// Test hooks for spilling (feature `testing`); not a public API.
-#[cfg(feature = "testing")]
+/// Test hooks for spilling (feature `__internal-testing`); not a public API.
+#[cfg(feature = "__internal-testing")]
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SpillHooks {
@@ -249,7 +249,7 @@ impl Config {
             memory_limit: None,
             temp_dir: None,
             mmap: MmapChoice::never(),
-            #[cfg(feature = "testing")]
+            #[cfg(feature = "__internal-testing")]
             spill_hooks: SpillHooks::default(),
         }
     }

@@ -267,8 +267,8 @@ impl core::fmt::Display for UriRef<'_> {
 mod tests;
 
 /// The fast single-pass parser and the precise reference parser on their
-/// own, so this crate's tests can check that they agree (feature `testing`).
-#[cfg(any(test, feature = "testing"))]
+/// own, so this crate's tests can check that they agree (feature `__internal-testing`).
+#[cfg(any(test, feature = "__internal-testing"))]
 pub mod parsers {
     /// Component offsets as a comparable tuple, or the error.
     pub type Outcome = Result<[u32; 11], super::ParseError>;

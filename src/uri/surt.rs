@@ -149,9 +149,9 @@ fn plain_authority(rest: &[u8]) -> Option<(usize, Option<usize>)> {
     Some((rest.len(), colon))
 }
 
-/// [`write_surt`] without its fast path (feature `testing`), for the fuzz
+/// [`write_surt`] without its fast path (feature `__internal-testing`), for the fuzz
 /// target that compares the two.
-#[cfg(feature = "testing")]
+#[cfg(feature = "__internal-testing")]
 pub fn write_surt_by_parsing(uri_key: &[u8], out: &mut Vec<u8>) {
     write_any_surt(uri_key, out);
 }

@@ -186,7 +186,7 @@ impl<'a> Driver<'a> {
             + self.stats.threads as u64 * fpset::REBUILD_ASIDE_BYTES as u64;
         self.budget = limit.map(|l| memory::budget(l, chunks + buffers + BASE_BYTES));
         self.tuning.partition_keys = self.partition_keys(0);
-        #[cfg(feature = "testing")]
+        #[cfg(feature = "__internal-testing")]
         {
             self.tuning.fail_after_bytes = self.config.spill_hooks.fail_after_bytes;
         }
@@ -196,7 +196,7 @@ impl<'a> Driver<'a> {
     /// budget, less `taken` bytes, shared by the worker threads, which
     /// resolve partitions all at once.
     pub(super) fn partition_keys(&self, taken: u64) -> usize {
-        #[cfg(feature = "testing")]
+        #[cfg(feature = "__internal-testing")]
         if let Some(k) = self.config.spill_hooks.partition_keys {
             return k;
         }
@@ -216,7 +216,7 @@ impl<'a> Driver<'a> {
         batch: &[ChunkState],
         more: impl Fn(usize, &ShardState) -> usize,
     ) -> bool {
-        #[cfg(feature = "testing")]
+        #[cfg(feature = "__internal-testing")]
         if let Some(k) = self.config.spill_hooks.after_keys {
             if self.stats.unique >= k {
                 return false;

@@ -521,8 +521,8 @@ impl Keyer {
 }
 
 /// Each tier of [`Keyer::uri_key`] on its own, and the portable scanner, for
-/// this crate's tests, benchmarks and fuzz targets (feature `testing`).
-#[cfg(any(test, feature = "testing"))]
+/// this crate's tests, benchmarks and fuzz targets (feature `__internal-testing`).
+#[cfg(any(test, feature = "__internal-testing"))]
 impl Keyer {
     /// The general tier alone (parser and normalizer).
     ///
