@@ -190,13 +190,13 @@ fn bench(c: &mut Criterion) {
         // what the library's only `unsafe` code buys; and without the mask
         // tier alone (the same where the CPU has no AVX-512 VBMI).
         g.bench_function("urikey-rfc-portable-scan", |b| {
-            b.iter(|| black_box(run(&rfc_portable, false)))
+            b.iter(|| black_box(run(&rfc_portable, false)));
         });
         g.bench_function("urikey-rfc-avx2", |b| {
-            b.iter(|| black_box(run(&rfc_avx2, false)))
+            b.iter(|| black_box(run(&rfc_avx2, false)));
         });
         g.bench_function("urikey-rfc-slow-path", |b| {
-            b.iter(|| black_box(run(&rfc, true)))
+            b.iter(|| black_box(run(&rfc, true)));
         });
         // The `uri` key and then its SURT (`--key surt`).
         g.bench_function("urikey-rfc-surt", |b| {
@@ -212,10 +212,10 @@ fn bench(c: &mut Criterion) {
                     }
                 }
                 black_box(total)
-            })
+            });
         });
         g.bench_function("urikey-crawl-lenient", |b| {
-            b.iter(|| black_box(run(&crawl_lenient, false)))
+            b.iter(|| black_box(run(&crawl_lenient, false)));
         });
         // The compatibility presets (w3lib / surt keys, byte for byte).
         for preset in [Compat::W3lib, Compat::IaSurt] {
@@ -234,7 +234,7 @@ fn bench(c: &mut Criterion) {
                         }
                     }
                     black_box(total)
-                })
+                });
             });
         }
         g.bench_function("fluent-uri", |b| {
@@ -246,7 +246,7 @@ fn bench(c: &mut Criterion) {
                     }
                 }
                 black_box(total)
-            })
+            });
         });
         g.bench_function("url", |b| {
             b.iter(|| {
@@ -257,7 +257,7 @@ fn bench(c: &mut Criterion) {
                     }
                 }
                 black_box(total)
-            })
+            });
         });
         g.finish();
     }

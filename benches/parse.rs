@@ -58,7 +58,7 @@ fn bench_parse(c: &mut Criterion) {
                 .filter(|l| urikey::uri::UriRef::parse(l).is_ok())
                 .count();
             assert_eq!(valid, expected_valid);
-        })
+        });
     });
     group.bench_function("fluent-uri", |b| {
         b.iter(|| {
@@ -66,7 +66,7 @@ fn bench_parse(c: &mut Criterion) {
                 .iter()
                 .filter(|l| fluent_uri::UriRef::parse(l.as_str()).is_ok())
                 .count()
-        })
+        });
     });
     group.bench_function("url", |b| {
         b.iter(|| {
@@ -74,7 +74,7 @@ fn bench_parse(c: &mut Criterion) {
                 .iter()
                 .filter(|l| url::Url::parse(black_box(l)).is_ok())
                 .count()
-        })
+        });
     });
     group.finish();
 
@@ -86,7 +86,7 @@ fn bench_parse(c: &mut Criterion) {
                 .iter()
                 .filter(|l| urikey::uri::UriRef::parse(l).is_ok())
                 .count()
-        })
+        });
     });
     group.finish();
 }

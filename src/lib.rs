@@ -22,36 +22,68 @@
 //! A library user writes `urikey = { version = "…", default-features = false }`
 //! (and `features = ["engine"]` for deduplication).
 //!
-//! ## From a line to a key to the output: which file to open
+//! ## Which file to open
 //!
-//! 1. `engine/input.rs`: opens an input (memory map, stream, gzip or zstd).
-//! 2. `engine/chunk.rs`: cuts it at newlines into chunks; `engine/lines.rs`
-//!    holds the line rules every command shares (BOM, CR, line limit,
-//!    `--field`), and the per-line commands' reader.
-//! 3. `engine/batch.rs` (phase 1, `scan`): every line to a key and a
-//!    fingerprint, through the [`uri::key::Keyer`]:
-//!    * `uri/key/config.rs`: the [`uri::key::KeyConfig`] a keyer is built from;
-//!    * `uri/key/one_pass.rs` (with `scan.rs`/`simd.rs`): the one-pass tier
-//!      for `scheme://host…` lines, which returns the input itself when it is
-//!      already canonical;
-//!    * `uri/parse.rs` → `uri/normalize.rs` (with `host.rs`, `pct.rs`,
-//!      `scheme.rs`, `table.rs`): the general tier; `uri/lenient.rs` maps dirty
-//!      input first when asked;
-//!    * `uri/surt.rs`, and [`uri::key::fingerprint`]: the other key formats.
-//! 4. `engine/shard.rs` + `engine/fpset.rs` (phase 2): the seen-set, 16 shards
-//!    of 128-bit fingerprints, filled in input order.
-//! 5. `engine/run.rs`: the pipeline and the writer thread (phase 3), which
-//!    gathers the selected lines into large writes; `engine/output.rs` makes an
+//! Paths are relative to the crate's src folder; a test (`crate_map_names_files_that_exist`)
+//! checks that every path named here exists.
+//!
+//! **A line's way through `urikey dedup`:**
+//!
+//! 1. `engine/input.rs` opens an input (a memory map when the caller chose
+//!    [`engine::MmapChoice::auto`], else a stream; gzip, zstd, xz, bzip2).
+//! 2. `engine/run/reader.rs` cuts it at newlines into chunks
+//!    (`engine/chunk.rs`, `engine/newlines.rs`) and hands them over a
+//!    batch at a time; `engine/lines.rs` holds the line rules every command
+//!    shares (BOM, CR, line limit, `--field`).
+//! 3. `engine/run/driver.rs` runs the phases of each batch
+//!    (`engine/batch/`): phase 1 (`engine/batch/scan.rs`) turns every line
+//!    into a key and a fingerprint with the [`uri::key::Keyer`]; phase 2
+//!    (`engine/batch/insert.rs`) inserts the fingerprints into the
+//!    seen-set, 16 shards (`engine/shard.rs`) of fingerprint tables
+//!    (`engine/fpset/`), in input order; it also keeps the memory budget
+//!    (`engine/memory.rs`) and switches to spilling past it
+//!    (`engine/spill/`: partition and lines files, resolution, final merge).
+//! 4. `engine/run/writer.rs` writes the selected lines of each batch in
+//!    order (phase 3, `engine/batch/emit.rs`); `engine/output.rs` makes an
 //!    output file appear whole or not at all; `engine/observe.rs` reports
 //!    invalid lines and progress to the caller.
-//! 6. `engine/memory.rs` + `engine/spill/` (runs past the memory limit):
-//!    the limit and the seen-set's budget; partition and lines files
-//!    (`files.rs`), their resolution and the final merge (`resolve.rs`).
-//! 7. `src/cli/`: the command. `dedup.rs`, `normalize.rs`, `parse.rs`,
-//!    `resolve.rs` (one file per command); `output.rs` (stdout or an
-//!    `OutputFile`, `-`, Ctrl-C); `report.rs` (stderr that never fails a run,
-//!    the capped invalid-line report); `progress.rs` (bar or plain lines);
-//!    `generate.rs` (completions and man pages).
+//!
+//! **The key of a line** (`uri/key/`): `uri/key/config.rs` is the
+//! [`uri::key::KeyConfig`] a keyer is built from; `uri/key/mod.rs` tries
+//! three tiers in turn: the mask tier (`uri/key/fast/masks.rs`, with
+//! `uri/key/fast/avx512.rs`), the fast tier (`uri/key/fast/mod.rs`, with
+//! the scanners `uri/key/fast/scalar.rs` and `uri/key/fast/avx2.rs`) and
+//! the general tier: the strict parser (`uri/parse.rs`) and the normalizer
+//! (`uri/normalize/mod.rs`; hosts `uri/host.rs`, escapes `uri/pct.rs`,
+//! scheme rules `uri/scheme.rs`, byte classes `uri/table.rs`).
+//! `uri/lenient.rs` maps dirty input first when asked; `uri/surt.rs` and
+//! [`uri::key::fingerprint`] are the other key formats; `uri/compat/` holds
+//! the presets that reproduce other tools' keys byte for byte.
+//!
+//! **Where a change goes:**
+//!
+//! * a new normalization flag: `uri/normalize/flags.rs` (its name and
+//!   section of RFC 3986), `uri/normalize/mod.rs` (the general tier), and
+//!   the fast tier's `FAST_SAFE` list in `uri/key/mod.rs` if the fast tier
+//!   applies it too;
+//! * a new key format: `uri/key/config.rs` (`KeyFormat`) and `write_key`
+//!   in `uri/key/mod.rs`;
+//! * a new input format or compression: `engine/input.rs`;
+//! * a new command or option: `cli/` (one file per command: `cli/dedup.rs`,
+//!   `cli/normalize.rs`, `cli/parse.rs`, `cli/resolve.rs`; options shared by
+//!   `normalize` and `dedup` in `cli/normalize_opts.rs`);
+//! * a new Python batch method: `python/src/canonicalizer.rs` (outside
+//!   the src folder: the Python package is its own crate in `python/`).
+//!
+//! **Glossary.** A *key* is the canonical form of a line (a URI, its SURT,
+//! or the hex of its fingerprint). A *fingerprint* is the 128-bit XXH3 of
+//! the `uri` key. The *seen-set* holds the fingerprints (or, with
+//! `--exact`, the keys) seen so far. A *shard* is one of its 16 parts,
+//! chosen by a fingerprint's top 4 bits, so that the workers insert into
+//! different shards at once. A *chunk* is a piece of input (768 KiB by
+//! default) that ends after a newline; a *batch* is the group of chunks
+//! (four per thread, at least eight) that goes through the phases
+//! together.
 //!
 //! ## Use it from Rust
 //!
@@ -126,6 +158,35 @@
 #[cfg(feature = "engine")]
 pub mod engine;
 pub mod uri;
+
+#[cfg(test)]
+mod crate_map {
+    /// Every `src/` path the crate map above names exists.
+    #[test]
+    fn crate_map_names_files_that_exist() {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let lib = std::fs::read_to_string(format!("{root}/src/lib.rs")).unwrap();
+        let map = lib.split("## Which file to open").nth(1).unwrap();
+        let map = map.split("## Use it from Rust").next().unwrap();
+        let mut named = 0;
+        for path in map.split('`').skip(1).step_by(2) {
+            let looks_like_path = path.ends_with(".rs") || path.ends_with('/');
+            if looks_like_path && !path.contains(' ') {
+                let at = if path.starts_with("python/") {
+                    format!("{root}/{path}")
+                } else {
+                    format!("{root}/src/{path}")
+                };
+                assert!(
+                    std::path::Path::new(&at).exists(),
+                    "the crate map names {path}, which does not exist"
+                );
+                named += 1;
+            }
+        }
+        assert!(named > 30, "only {named} paths found in the crate map");
+    }
+}
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(all(doctest, feature = "engine"))]

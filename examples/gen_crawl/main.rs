@@ -284,15 +284,15 @@ fn build_line(src: &Source, c: u64, v: u64, s: &mut Scratch, out: &mut Vec<u8>) 
     };
     s.syntax_key.clear();
     s.kinds.clear();
-    if !respell {
-        s.syntax_key.extend_from_slice(&s.base);
-        out.extend_from_slice(&s.base);
-    } else {
+    if respell {
         let mut r = Rng::new(v);
         variant::choose(&mut r, &s.canon, &mut s.kinds);
         variant::apply(&mut r, &s.canon, &s.kinds, &mut s.syntax, &mut s.line);
         s.syntax.render(&mut s.syntax_key);
         s.line.render(out);
+    } else {
+        s.syntax_key.extend_from_slice(&s.base);
+        out.extend_from_slice(&s.base);
     }
 }
 
@@ -430,7 +430,7 @@ mod tests {
     use sha2::{Digest, Sha256};
 
     fn args(list: &[&str]) -> Args {
-        parse_args(list.iter().map(|s| s.to_string()))
+        parse_args(list.iter().map(ToString::to_string))
             .unwrap()
             .unwrap()
     }
@@ -494,7 +494,7 @@ mod tests {
         let list = dir.join("list.txt");
         std::fs::write(&list, LIST).unwrap();
         let mut v = vec!["--from".to_string(), list.to_string_lossy().into_owned()];
-        v.extend(extra.iter().map(|s| s.to_string()));
+        v.extend(extra.iter().map(ToString::to_string));
         parse_args(v.into_iter()).unwrap().unwrap()
     }
 
@@ -566,7 +566,7 @@ mod tests {
         assert_eq!(a.from, ["a.txt", "b.txt", "c.txt"]);
         assert_eq!(a.invalid_ratio, 0.0);
         assert_eq!(a.bytes, Some(1024));
-        let bad = |v: &[&str]| parse_args(v.iter().map(|s| s.to_string())).is_err();
+        let bad = |v: &[&str]| parse_args(v.iter().map(ToString::to_string)).is_err();
         assert!(bad(&["--from", "a.txt", "--invalid-ratio", "0.1"]));
         assert!(bad(&["--from", "a.txt", "--verify"]));
         assert!(bad(&["--from"]));

@@ -52,11 +52,10 @@ fuzz_target!(|data: &[u8]| {
         .with_format(format);
     let field = match b1 & 3 {
         0 => None,
-        mode => Some(Field {
-            index: usize::from(b1 >> 2 & 3),
-            delimiter: if mode == 1 { b'\t' } else { b',' },
-            csv: mode == 3,
-        }),
+        mode => Some(
+            Field::new(usize::from(b1 >> 2 & 3), if mode == 1 { b'\t' } else { b',' })
+                .with_csv(mode == 3),
+        ),
     };
     let max_line = if b1 & 32 != 0 { 12 } else { 1 << 20 };
 

@@ -291,9 +291,13 @@ fn cname(s: &str) -> CString {
 #[repr(transparent)]
 struct Exported<T>(T);
 
-// SAFETY: the C data interface lets an exported structure be moved to and
+// SAFETY: the C data interface lets an exported schema be moved to and
 // released on any thread; it is only ever touched by one thread at a time.
-unsafe impl<T> Send for Exported<T> {}
+unsafe impl Send for Exported<FFI_ArrowSchema> {}
+
+// SAFETY: as for the schema: an exported array may be moved to and
+// released on any thread, and one thread at a time touches it.
+unsafe impl Send for Exported<FFI_ArrowArray> {}
 
 /// Every line's output value: its key, or `None` for a missing or invalid
 /// line. `lines` are the inputs that `Same` keys refer to.

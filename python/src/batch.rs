@@ -19,7 +19,7 @@ enum Holder<'py> {
     /// surrogates.
     List {
         items: Bound<'py, PyTuple>,
-        _owned: Vec<Box<[u8]>>,
+        _owned: Vec<u8>,
     },
     /// The caller's Arrow object and its imported chunks.
     Arrow {
@@ -48,8 +48,7 @@ unsafe fn held(bytes: &[u8]) -> &'static [u8] {
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".to_owned())
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
 }
 
 impl<'py> Batch<'py> {
@@ -79,13 +78,21 @@ impl<'py> Batch<'py> {
             let collected: Vec<Bound<'py, PyAny>> = iter.collect::<PyResult<_>>()?;
             PyTuple::new(urls.py(), collected)?
         };
-        let mut lines = Vec::with_capacity(items.len());
-        let mut owned: Vec<Box<[u8]>> = Vec::new();
+        // Where each item's UTF-8 bytes are: borrowed from the str, or a
+        // range of `owned` (the UTF-8 form of a str with lone surrogates),
+        // which becomes a borrow only once `owned` stops growing.
+        enum Piece {
+            Missing,
+            Borrowed(&'static [u8]),
+            Owned(std::ops::Range<usize>),
+        }
+        let mut pieces = Vec::with_capacity(items.len());
+        let mut owned: Vec<u8> = Vec::new();
         // Borrowed items: the tuple holds them, and a reference count
         // changed twice per item is two calls into Python under abi3.
         for (i, item) in items.iter_borrowed().enumerate() {
             if item.is_none() {
-                lines.push(None);
+                pieces.push(Piece::Missing);
                 continue;
             }
             let Ok(s) = item.downcast::<PyString>() else {
@@ -94,21 +101,29 @@ impl<'py> Batch<'py> {
                     type_name(&item)
                 )));
             };
-            let line = match text::utf8(s)? {
+            pieces.push(match text::utf8(s)? {
                 // SAFETY: the UTF-8 form of a str lives as long as the str,
                 // which the tuple holds.
-                std::borrow::Cow::Borrowed(b) => unsafe { held(b) },
+                std::borrow::Cow::Borrowed(b) => Piece::Borrowed(unsafe { held(b) }),
                 std::borrow::Cow::Owned(v) => {
-                    let boxed = v.into_boxed_slice();
-                    // SAFETY: a boxed slice's bytes do not move when the box
-                    // does; `owned` is kept in the batch.
-                    let b = unsafe { held(&boxed) };
-                    owned.push(boxed);
-                    b
+                    let start = owned.len();
+                    owned.extend_from_slice(&v);
+                    Piece::Owned(start..owned.len())
                 }
-            };
-            lines.push(Some(line));
+            });
         }
+        let lines = pieces
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Missing => None,
+                Piece::Borrowed(b) => Some(b),
+                // SAFETY: `owned` is complete: it is never written again,
+                // and it moves into the batch as a `Vec`, whose heap buffer
+                // stays where it is (a `Vec` is not retagged when moved, as
+                // a `Box` is).
+                Piece::Owned(range) => Some(unsafe { held(owned.get(range).unwrap_or_default()) }),
+            })
+            .collect();
         Ok(Self {
             holder: Holder::List {
                 items,

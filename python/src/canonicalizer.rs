@@ -17,6 +17,7 @@ use crate::text;
 
 /// Turns URLs into canonical keys with one set of options.
 #[pyclass(frozen, module = "urikey", name = "Canonicalizer")]
+#[derive(Debug)]
 pub struct PyCanonicalizer {
     keying: Arc<Keying>,
 }

@@ -20,7 +20,9 @@ use std::time::Duration;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use urikey::engine::{self, Config, Emit, Field, Input, InvalidLine, Observer, OutputFile, Stats};
+use urikey::engine::{
+    self, Config, Emit, Field, Input, InvalidLine, MmapChoice, Observer, OutputFile, Stats,
+};
 use urikey::uri::key::Relative;
 
 use crate::errors::engine_error;
@@ -157,6 +159,10 @@ struct Finished {
 }
 
 /// `urikey.dedup_file(...)`.
+///
+/// Input files are memory-mapped, as `urikey dedup` maps them: a file that
+/// another process truncates while the call reads it ends the process with
+/// SIGBUS, so files still being written should be passed through a pipe.
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
     lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
@@ -187,6 +193,10 @@ pub fn dedup_file<'py>(
     // As `urikey dedup`: a URL dump holds absolute URLs, so a relative
     // reference (`hello`) is an invalid line.
     let mut config = Config::new(key_config.keyer().with_relative(Relative::Reject));
+    // SAFETY: `dedup_file` maps its input files, as the `urikey` command
+    // does; its docstring states the contract (inputs do not change while
+    // it reads them).
+    config.mmap = unsafe { MmapChoice::auto() };
     config.emit = match emit {
         "canonical" => Emit::Key,
         "original" => Emit::Original,
@@ -206,11 +216,10 @@ pub fn dedup_file<'py>(
     };
     config.field = match field {
         Some(0) => return Err(PyValueError::new_err("field numbers start at 1")),
-        Some(n) => Some(Field {
-            index: usize::try_from(n - 1).unwrap_or(usize::MAX),
+        Some(n) => Some(Field::new(
+            usize::try_from(n - 1).unwrap_or(usize::MAX),
             delimiter,
-            csv: false,
-        }),
+        )),
         None => None,
     };
     config.threads = threads;
@@ -300,7 +309,7 @@ pub fn dedup_file<'py>(
             return Err(write_error(path, &e));
         }
         w.into_inner()
-            .map_err(|e| e.into_error())
+            .map_err(io::IntoInnerError::into_error)
             .and_then(|_| f.commit())
             .map_err(|e| write_error(path, &e))?;
     }

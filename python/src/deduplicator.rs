@@ -14,6 +14,7 @@ use crate::seen;
 
 /// Remembers the key of every line it was given.
 #[pyclass(frozen, module = "urikey", name = "Deduplicator")]
+#[derive(Debug)]
 pub struct PyDeduplicator {
     keying: Arc<Keying>,
     // Locked with the GIL released: a call from another thread waits here

@@ -18,8 +18,7 @@ pub fn not_str(what: &str, obj: &Bound<'_, PyAny>) -> PyErr {
     let ty = obj
         .get_type()
         .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".to_owned());
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string());
     PyTypeError::new_err(format!("{what} must be str, not {ty}"))
 }
 

@@ -9,7 +9,7 @@ use crate::text;
 
 /// A parsed URI-reference: its raw components, exactly as written.
 #[pyclass(frozen, eq, hash, module = "urikey", name = "URI")]
-#[derive(PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PyUri {
     text: String,
     #[pyo3(get)]
@@ -73,7 +73,7 @@ pub fn parse(url: &Bound<'_, PyAny>) -> PyResult<PyUri> {
         path: u.path().to_owned(),
         query: owned(u.query()),
         fragment: owned(u.fragment()),
-        host_type: u.host_kind().map(|k| k.name()),
+        host_type: u.host_kind().map(urikey::uri::HostKind::name),
     })
 }
 

@@ -1,5 +1,5 @@
 """Shared fixtures: the repository, the CLI binary, the committed sample and
-the third-party conformance vectors (read in place, never copied)."""
+the conformance vectors (the copy in tests/conformance/)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ PROFILES = ["none", "syntax", "rfc", "crawl"]
 
 
 def conformance_dir() -> Path | None:
-    """`$URIKEY_CONFORMANCE_DIR`, or `../shared/conformance` beside the repository."""
+    """`$URIKEY_CONFORMANCE_DIR`, or the copy in `tests/conformance/`."""
     env = os.environ.get("URIKEY_CONFORMANCE_DIR")
-    path = Path(env) if env else ROOT.parent / "shared" / "conformance"
+    path = Path(env) if env else ROOT / "tests" / "conformance"
     return path if path.is_dir() else None
 
 

@@ -302,16 +302,16 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     };
     let key_config = args.norm.config()?;
     let mut config = Config::new(key_config.keyer().with_relative(relative));
+    config.mmap = super::lines::mmap();
     config.emit = match args.emit {
         EmitArg::Canonical => Emit::Key,
         EmitArg::Original => Emit::Original,
     };
-    config.field = args.field.map(|n| Field {
-        index: (n - 1) as usize,
-        delimiter: args
+    config.field = args.field.map(|n| {
+        let delimiter = args
             .delimiter
-            .unwrap_or(if args.csv { b',' } else { b'\t' }),
-        csv: args.csv,
+            .unwrap_or(if args.csv { b',' } else { b'\t' });
+        Field::new((n - 1) as usize, delimiter).with_csv(args.csv)
     });
     config.select = match (args.duplicates, args.count) {
         (Some(DuplicatesArg::All), true) => {
@@ -609,12 +609,8 @@ mod tests {
 
     #[test]
     fn dedup_stats_json_shape() {
-        let mut s = Stats {
-            lines: 3,
-            unique: 2,
-            duplicates: 1,
-            ..Stats::default()
-        };
+        let mut s = Stats::default();
+        (s.lines, s.unique, s.duplicates) = (3, 2, 1);
         s.invalid_by_reason.insert("invalid-path", 4);
         let j = stats_json(&s, Some(10), None);
         assert!(j.contains("\"invalid_by_reason\": {\"invalid-path\": 4}"));

@@ -41,7 +41,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Deduplicate URL lines by canonical key, keeping the first of each.
-    Dedup(dedup::DedupArgs),
+    Dedup(Box<dedup::DedupArgs>),
     /// Print the canonical key of every line.
     Normalize(normalize::NormalizeArgs),
     /// Parse every line as a URI-reference and show its components.
@@ -71,7 +71,7 @@ pub fn main() -> ExitCode {
     started();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Dedup(a) => dedup::run(a),
+        Command::Dedup(a) => dedup::run(*a),
         Command::Normalize(a) => normalize::run(a),
         Command::Parse(a) => parse::run(a),
         Command::Resolve(a) => resolve::run(a),

@@ -73,7 +73,7 @@ fn write_json(
                 ("path", Some(u.path())),
                 ("query", u.query()),
                 ("fragment", u.fragment()),
-                ("host_type", u.host_kind().map(|k| k.name())),
+                ("host_type", u.host_kind().map(urikey::uri::HostKind::name)),
             ];
             for (name, value) in fields {
                 out.push_str(",\"");

@@ -2,6 +2,7 @@
 //! else, and decompression (gzip, zstd, xz, bzip2) chosen by magic bytes
 //! (never by file name).
 
+use std::fmt;
 use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -13,8 +14,9 @@ use super::error::Error;
 /// One input of a dedup run. Several inputs form one logical stream, in
 /// the order given.
 pub enum Input {
-    /// A file: memory-mapped when it is a regular file (falling back to
-    /// reads when mapping fails), streamed otherwise.
+    /// A file: memory-mapped under [`MmapChoice::auto`] when it is a
+    /// regular file (falling back to reads when mapping fails), streamed
+    /// otherwise.
     Path(PathBuf),
     /// Standard input, streamed. Reported as `-`.
     Stdin,
@@ -34,6 +36,24 @@ pub enum Input {
     },
 }
 
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Input::Path(p) => f.debug_tuple("Path").field(p).finish(),
+            Input::Stdin => f.write_str("Stdin"),
+            Input::Bytes { name, bytes } => f
+                .debug_struct("Bytes")
+                .field("name", name)
+                .field("len", &bytes.len())
+                .finish(),
+            Input::Reader { name, .. } => f
+                .debug_struct("Reader")
+                .field("name", name)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
 impl Input {
     /// The name used in reports: the path as given, `-` for stdin.
     pub fn name(&self) -> String {
@@ -49,7 +69,7 @@ impl Input {
         match self {
             Input::Path(p) => std::fs::metadata(p)
                 .ok()
-                .filter(|m| m.is_file())
+                .filter(std::fs::Metadata::is_file)
                 .map(|m| m.len()),
             Input::Bytes { bytes, .. } => Some(bytes.len() as u64),
             Input::Stdin | Input::Reader { .. } => None,
@@ -251,14 +271,49 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Whether the engine may memory-map inputs that are regular files (and
+/// stdin when it is one). Mapping is faster than reading (no copy, no
+/// read calls), but only sound while no other process changes the file:
+/// so the safe default reads, and mapping is a choice the caller makes
+/// with [`MmapChoice::auto`], which is `unsafe`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmapChoice(bool);
+
+impl MmapChoice {
+    /// Never map: every input is read as a stream (the default).
+    pub const fn never() -> Self {
+        Self(false)
+    }
+
+    /// Map inputs that are non-empty regular files; fall back to reading
+    /// when a map fails. The `urikey` command uses this.
+    ///
+    /// # Safety
+    /// The caller promises that no other process truncates or modifies an
+    /// input file while a run reads it. A truncated mapped file makes a
+    /// read of its lost pages raise SIGBUS, which kills the process, and a
+    /// file changed in place may change lines between the moment they are
+    /// keyed and the moment they are written: undefined behaviour in Rust
+    /// terms either way.
+    pub const unsafe fn auto() -> Self {
+        Self(true)
+    }
+
+    /// True when inputs may be mapped.
+    pub const fn is_auto(self) -> bool {
+        self.0
+    }
+}
+
 /// Opens `input`; raw bytes consumed are added to `raw_read` as they are
 /// read (for progress), except for slices, whose chunks are counted by the
-/// caller.
+/// caller. Regular files (and stdin when it is one) are mapped only under
+/// [`MmapChoice::auto`].
 ///
 /// # Errors
 /// [`Error::Open`] when the input cannot be opened, [`Error::Read`] when its
 /// first bytes cannot be read.
-pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
+pub fn open(input: Input, mmap: MmapChoice, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
     let name = input.name();
     let open_err = |source| Error::Open {
         path: name.clone(),
@@ -273,10 +328,10 @@ pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
             }
             // A file of size 0 is read as a stream: files of `/proc` and
             // `/sys` say 0 and have content.
-            if meta.is_file() && meta.len() > 0 {
-                // SAFETY: see `map_file`; the map is only read, and the
-                // documented risk is a SIGBUS if another process truncates
-                // the file while we run.
+            if mmap.0 && meta.is_file() && meta.len() > 0 {
+                // SAFETY: whoever made `mmap` with `MmapChoice::auto`
+                // promised that no other process changes the inputs while
+                // the run reads them (see `map_file`).
                 if let Ok(map) = unsafe { map_file(&file) } {
                     return Ok(slice_source(
                         SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
@@ -287,7 +342,7 @@ pub fn open(input: Input, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
             stream_source(&name, Box::new(CountingReader::new(file, raw_read)))
         }
         Input::Stdin => {
-            if let Some(map) = map_stdin() {
+            if let Some(map) = mmap.0.then(map_stdin).flatten() {
                 return Ok(slice_source(
                     SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
                     raw_read,
@@ -313,7 +368,8 @@ fn map_stdin() -> Option<memmap2::Mmap> {
     if !meta.is_file() || meta.len() == 0 || file.stream_position().ok()? != 0 {
         return None;
     }
-    // SAFETY: as for named files, see `map_file`.
+    // SAFETY: only called under `MmapChoice::auto`, whose caller promised
+    // what `map_file` asks for.
     unsafe { map_file(&file) }.ok()
 }
 
@@ -474,6 +530,20 @@ impl<R: Read> Read for CountingReader<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_files_are_mapped_only_when_the_caller_chose_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("urls.txt");
+        std::fs::write(&path, b"http://a.example/\n").unwrap();
+        let raw = Arc::new(AtomicU64::new(0));
+        let read = open(Input::Path(path.clone()), MmapChoice::default(), &raw).unwrap();
+        assert!(matches!(read, Source::Stream { .. }));
+        // SAFETY: nothing changes the test's own file while it is mapped.
+        let auto = unsafe { MmapChoice::auto() };
+        let mapped = open(Input::Path(path), auto, &raw).unwrap();
+        assert!(matches!(mapped, Source::Slice(_)));
+    }
 
     #[test]
     fn input_sniff_by_magic_only() {

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use super::error::Error;
-use super::input::{self, Input, Source};
+use super::input::{self, Input, MmapChoice, Source};
 use super::Field;
 
 /// Default longest line, in bytes (without `\n` and `\r`).
@@ -172,6 +172,7 @@ pub fn replace_field(line: &[u8], span: FieldSpan, f: Field, key: &[u8], out: &m
 }
 
 /// One input line, as [`for_each_line`] passes it.
+#[derive(Debug)]
 pub struct Line<'a> {
     /// The input's name (`-` for stdin).
     pub source: &'a str,
@@ -194,6 +195,7 @@ pub struct Line<'a> {
 /// `each`.
 pub fn for_each_line<E: From<Error>>(
     inputs: Vec<Input>,
+    mmap: MmapChoice,
     max_line_bytes: usize,
     mut each: impl FnMut(&Line<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
@@ -201,7 +203,7 @@ pub fn for_each_line<E: From<Error>>(
     let mut buf = Vec::new();
     for input in inputs {
         let name = input.name();
-        let (reader, compression): (Box<dyn Read>, _) = match input::open(input, &raw_read)? {
+        let (reader, compression): (Box<dyn Read>, _) = match input::open(input, mmap, &raw_read)? {
             Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
             Source::Stream {
                 reader,
@@ -367,6 +369,7 @@ mod tests {
                 name: "mem".into(),
                 bytes: data,
             }],
+            MmapChoice::never(),
             4,
             |l| {
                 seen.push((l.number, l.offset, l.bytes.to_vec(), l.too_long));

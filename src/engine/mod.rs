@@ -4,8 +4,9 @@
 //! ```text
 //!  inputs ──► reader thread ──► chunks ──► batch ──► phase 1 (rayon, per chunk)
 //!  (mmap,      (cut at \n,                           line → uri key → XXH3-128,
-//!   stdin,      BOM, long                            bucket by shard
-//!   gz, zst)    lines)                                  │
+//!   stdin, gz,  BOM, long                            bucket by shard
+//!   zst, xz,    lines)                                  │
+//!   bz2)                                                │
 //!                                                       ▼
 //!                                          phase 2 (rayon, per shard)
 //!                                          insert in chunk order, flag new lines
@@ -18,13 +19,14 @@
 //! ```
 //!
 //! While the writer writes one batch, the workers process the next and the
-//! reader cuts the one after; at most three batches exist at a time.
+//! reader cuts the one after: at most three batches exist at a time, each
+//! of four chunks per thread (at least eight).
 //! `surt` and `hash` keys, which are not in memory as printed, are
 //! formatted on the workers after phase 2.
 //!
-//! Inputs that are regular files are memory-mapped; stdin, pipes and
-//! compressed inputs (gzip and zstd, recognised by their magic bytes) are
-//! streamed. A batch holds a bounded number of chunks, so memory grows with
+//! Inputs that are regular files are memory-mapped when the caller chose
+//! [`MmapChoice::auto`]; everything else, and compressed inputs (gzip, zstd,
+//! xz and bzip2, recognised by their magic bytes), is streamed. A batch holds a bounded number of chunks, so memory grows with
 //! the number of distinct keys only, never with the input size.
 //!
 //! # Output does not depend on threads or chunking
@@ -40,7 +42,7 @@
 //! `uri` key, and of that, 105 bits: a 12-byte slot and its share of the
 //! bucket header hold the low 101 bits, and the table that holds it implies
 //! the top 4 (the shard; 16.7 bytes per distinct key on average, see
-//! [`fpset`]). Two different keys are merged only if those 105 bits
+//! `engine/fpset/`). Two different keys are merged only if those 105 bits
 //! collide. For `n` distinct keys the birthday bound gives a probability of
 //! at most about `n² / 2¹⁰⁶` that any collision happens at all: about
 //! 1.2 × 10⁻¹⁴ for 10⁹ keys, 1.2 × 10⁻¹² for 10¹⁰ keys, 1.2 × 10⁻⁸ for
@@ -77,15 +79,16 @@
 //! # Counts
 //!
 //! With [`Select::Counts`] nothing can be written before the whole input is
-//! read: the engine keeps, per distinct key, its output line, an 8-byte
-//! count, an 8-byte index and a 4-byte id next to its fingerprint.
+//! read: the engine keeps, per distinct key, its output line (or, for a
+//! mapped input, where the line lies), an 8-byte count and a 4-byte id
+//! next to its fingerprint.
 
 mod batch;
 mod chunk;
 mod counted;
 mod direct;
 mod error;
-pub mod fpset;
+pub(crate) mod fpset;
 mod input;
 pub mod lines;
 mod map_window;
@@ -111,7 +114,7 @@ use core::fmt;
 use crate::uri::key::{KeyErrorKind, Keyer};
 
 pub use error::Error;
-pub use input::{rejects_would_replace, Input};
+pub use input::{rejects_would_replace, Input, MmapChoice};
 pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
 pub use prior::PriorKeys;
@@ -122,6 +125,7 @@ pub use stats::{Phases, Stats};
 
 /// What is printed for a selected line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Emit {
     /// The canonical key, in the keyer's format.
     #[default]
@@ -132,6 +136,7 @@ pub enum Emit {
 
 /// Take the URL from one column of each line; the whole line is printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Field {
     /// 0-based column index.
     pub index: usize,
@@ -142,8 +147,27 @@ pub struct Field {
     pub csv: bool,
 }
 
+impl Field {
+    /// Column `index` (0-based) of lines split at `delimiter`, without
+    /// quoting.
+    pub fn new(index: usize, delimiter: u8) -> Self {
+        Self {
+            index,
+            delimiter,
+            csv: false,
+        }
+    }
+
+    /// The same column, read with RFC 4180 quoting.
+    pub fn with_csv(mut self, csv: bool) -> Self {
+        self.csv = csv;
+        self
+    }
+}
+
 /// Which lines are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Select {
     /// The first line of every key, in input order.
     #[default]
@@ -159,6 +183,7 @@ pub enum Select {
 
 /// How a run behaves. Build with [`Config::new`] and change fields.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Config {
     /// Turns lines into keys (and says which form keys are printed in).
     pub keyer: Keyer,
@@ -187,14 +212,18 @@ pub struct Config {
     /// key it holds is a duplicate from its first line on, and the run's
     /// other new keys are handed to it (see [`PriorKeys`]).
     pub prior: Option<std::sync::Arc<dyn PriorKeys>>,
+    /// Whether inputs that are regular files may be memory-mapped
+    /// (default: never; see [`MmapChoice::auto`] for what mapping asks of
+    /// the caller).
+    pub mmap: MmapChoice,
     /// Test hooks for spilling; not a public API.
-    #[cfg(feature = "testing")]
+    #[cfg(feature = "__internal-testing")]
     #[doc(hidden)]
     pub spill_hooks: SpillHooks,
 }
 
-/// Test hooks for spilling (feature `testing`); not a public API.
-#[cfg(feature = "testing")]
+/// Test hooks for spilling (feature `__internal-testing`); not a public API.
+#[cfg(feature = "__internal-testing")]
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SpillHooks {
@@ -207,10 +236,10 @@ pub struct SpillHooks {
     pub fail_after_bytes: Option<u64>,
 }
 
-/// Default `chunk_size`: 768 KiB. About 24 chunks are in flight with
-/// their line records and keys (three batches of eight), so this
-/// sets the fixed working set: 43 MiB at 768 KiB against 95 MiB at 2 MiB,
-/// for the same CPU time within noise (1 GiB gen-crawl, 2 threads).
+/// Default `chunk_size`: 768 KiB. Three batches of chunks are in flight
+/// with their line records and keys (24 chunks with 2 threads), so this
+/// sets the fixed working set: about 43 MiB with 2 threads, for the same
+/// CPU time as larger chunks.
 pub const DEFAULT_CHUNK_BYTES: usize = 768 << 10;
 
 /// Most worker threads a run takes: each has its own scratch buffers and
@@ -237,7 +266,8 @@ impl Config {
             memory_limit: None,
             temp_dir: None,
             prior: None,
-            #[cfg(feature = "testing")]
+            mmap: MmapChoice::never(),
+            #[cfg(feature = "__internal-testing")]
             spill_hooks: SpillHooks::default(),
         }
     }
@@ -245,6 +275,7 @@ impl Config {
 
 /// Why a line is invalid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Problem {
     /// The URL has no key (it did not parse, for example).
     Key(KeyErrorKind),
@@ -283,6 +314,7 @@ impl fmt::Display for Problem {
 
 /// An invalid line, as reported to the caller (in input order).
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct InvalidLine<'a> {
     /// The input's name (`-` for stdin).
     pub source: &'a str,
@@ -307,7 +339,19 @@ impl fmt::Display for InvalidLine<'_> {
     }
 }
 
-impl InvalidLine<'_> {
+impl<'a> InvalidLine<'a> {
+    /// The report of line `line` of `source`, whose `problem` is at byte
+    /// `byte` of the input; `text` is the line.
+    pub fn new(source: &'a str, line: u64, byte: u64, problem: Problem, text: &'a [u8]) -> Self {
+        Self {
+            source,
+            line,
+            byte,
+            problem,
+            text,
+        }
+    }
+
     /// Writes the `--rejects` record: `<source>:<line>:<byte>:<reason-name><TAB><line>\n`.
     ///
     /// # Errors

@@ -10,6 +10,7 @@ use super::InvalidLine;
 
 /// Where a run is, reported once per batch of chunks (never per line).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Progress {
     /// Raw input bytes read so far (compressed bytes for compressed inputs).
     pub bytes_read: u64,

@@ -1,6 +1,6 @@
 //! How many distinct keys a run will end with, projected from the input
 //! read so far, so that the seen-set's tables can grow to their final size
-//! in one step (see [`FingerprintTable::expect`](super::fpset::FingerprintTable::expect)).
+//! in one step (see [`FingerprintTable::expect_total`](super::fpset::FingerprintTable::expect_total)).
 //!
 //! A table that grows by steps of 1.3 moves each of its entries about four
 //! times on the way (1 / ln 1.3), and runs near its maximum load most of

@@ -47,6 +47,7 @@ const PARTS_PER_THREAD: usize = 2;
 
 /// What [`SeenSet::add`] says of one line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// The first line with this key.
     New,
@@ -119,8 +120,7 @@ impl SeenSet {
     /// Expect about `keys` distinct keys in all (0: unknown, the default):
     /// each table then grows straight to the size that holds its share,
     /// the first time it must grow, instead of by steps of about 1.3,
-    /// each of which moves every key it holds (see
-    /// [`FingerprintTable::expect`]). Nothing else changes: past the
+    /// each of which moves every key it holds. Nothing else changes: past the
     /// expected count the set grows by steps again, and a count that is
     /// too high costs memory only. An expectation whose tables would pass
     /// the memory limit is not used.
@@ -136,7 +136,7 @@ impl SeenSet {
     fn apply_expected(&mut self) {
         let share = usize::try_from(self.expected / SHARDS as u64).unwrap_or(usize::MAX);
         for t in &mut self.shards {
-            t.expect(share);
+            t.expect_total(share);
         }
         let more: [usize; SHARDS] =
             std::array::from_fn(|s| share.saturating_sub(self.shards[s].len()));
@@ -146,16 +146,15 @@ impl SeenSet {
             .min(super::memory::physical().unwrap_or(u64::MAX));
         if self.bytes_after(&more) > room {
             for t in &mut self.shards {
-                t.expect(0);
+                t.expect_total(0);
             }
         }
     }
 
     /// Refuse batches that would make the set hold more than `limit` bytes
     /// (`None`: no limit, the default). While a table of more than 8 MiB
-    /// grows on a pool thread, up to
-    /// [`REBUILD_ASIDE_BYTES`](super::fpset::REBUILD_ASIDE_BYTES) per thread
-    /// are held besides, for the length of the rebuild.
+    /// grows on a pool thread, up to 8 MiB per thread are held besides,
+    /// for the length of the rebuild.
     pub fn with_memory_limit(mut self, limit: Option<u64>) -> Self {
         self.limit = limit;
         self.apply_expected();

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 /// What a run saw. `lines = blank + invalid + unique + duplicates`.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Lines read, blank and invalid ones included.
     pub lines: u64,
@@ -40,6 +41,7 @@ pub struct Stats {
 /// its output (a slow disk, or a spilled run resolving its partitions) in
 /// `writer_wait`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Phases {
     /// Waiting for the reader thread: reading, decompressing, faulting in
     /// the input.

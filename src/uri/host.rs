@@ -53,8 +53,11 @@ fn dec_octet(s: &[u8]) -> Option<(u8, usize)> {
 /// Parses an `IPv6address` (§3.2.2): all nine forms of the ABNF, including an
 /// `IPv4address` as the last 32 bits (`ls32`).
 ///
-/// Returns the eight 16-bit pieces, or the offset in `s` of the first byte
-/// that cannot be part of a valid address.
+/// Returns the eight 16-bit pieces.
+///
+/// # Errors
+/// The offset in `s` of the first byte that cannot be part of a valid
+/// address.
 pub fn parse_ipv6(s: &[u8]) -> Result<[u16; 8], usize> {
     let mut pieces = [0u16; 8];
     let mut count = 0; // pieces written
@@ -143,7 +146,8 @@ pub fn parse_ipv6(s: &[u8]) -> Result<[u16; 8], usize> {
 /// Checks `IPvFuture = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )`
 /// (§3.2.2). The `v` may be upper-case: ABNF strings are case-insensitive.
 ///
-/// Returns the offset of the first offending byte on failure.
+/// # Errors
+/// The offset of the first offending byte.
 pub fn check_ipv_future(s: &[u8]) -> Result<(), usize> {
     if !matches!(s.first(), Some(b'v' | b'V')) {
         return Err(0);

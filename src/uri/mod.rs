@@ -5,11 +5,11 @@
 //!
 //! This module knows nothing of the command-line engine.
 
-// The only `unsafe` code of the library is the AVX2 scanner and the
-// AVX-512 mask builder of the key fast tier (`key/simd.rs`,
-// `key/simd512.rs`), which opt in, and one `from_utf8_unchecked`
-// on input checked to be ASCII in `compat/w3lib.rs`; everything else is
-// safe.
+// The library's `unsafe` code is where it opts in: the AVX2 scanner and
+// the AVX-512 mask builder of the key tiers (`key/fast/avx2.rs`,
+// `key/fast/avx512.rs`), the SSE2 lanes (`lanes.rs`), and one
+// `from_utf8_unchecked` on input checked to be ASCII (`compat/w3lib.rs`);
+// everything else is safe.
 #![deny(unsafe_code)]
 
 pub mod compat;
@@ -267,8 +267,8 @@ impl core::fmt::Display for UriRef<'_> {
 mod tests;
 
 /// The fast single-pass parser and the precise reference parser on their
-/// own, so this crate's tests can check that they agree (feature `testing`).
-#[cfg(any(test, feature = "testing"))]
+/// own, so this crate's tests can check that they agree (feature `__internal-testing`).
+#[cfg(any(test, feature = "__internal-testing"))]
 pub mod parsers {
     /// Component offsets as a comparable tuple, or the error.
     pub type Outcome = Result<[u32; 11], super::ParseError>;
@@ -295,6 +295,9 @@ pub mod parsers {
     }
 
     /// The precise parser's answer.
+    ///
+    /// # Errors
+    /// The parse error's byte offset and kind, flattened.
     pub fn parse_precise(s: &[u8]) -> Outcome {
         super::parse::parse_precise(s).map(flat)
     }

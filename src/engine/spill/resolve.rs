@@ -127,7 +127,15 @@ pub fn finish(
         partitions
             .into_par_iter()
             .map(|part| {
-                resolve(dir, part, PARTITION_BITS, select, tuning, bits.as_ref(), prior)
+                resolve(
+                    dir,
+                    part,
+                    PARTITION_BITS,
+                    select,
+                    tuning,
+                    bits.as_ref(),
+                    prior,
+                )
             })
             .collect()
     });
@@ -380,7 +388,7 @@ fn resolve(
         // to hold that many (or the partition's share of the budget) in one
         // step rather than by steps of 1.3, each of which moves every entry.
         let records = reader.get_ref().metadata().map_or(0, |m| m.len()) / RECORD_BYTES as u64;
-        t.expect(
+        t.expect_total(
             usize::try_from(records)
                 .map_or(tuning.partition_keys, |r| r.min(tuning.partition_keys)),
         );

@@ -270,7 +270,8 @@ impl RunWriter {
             dir_bits: self.dir_bits,
         }
         .key_bytes() as usize;
-        self.block.extend_from_slice(&fp.to_be_bytes()[16 - width..]);
+        self.block
+            .extend_from_slice(&fp.to_be_bytes()[16 - width..]);
         self.keys += 1;
         if self.block.len() == BLOCK_KEYS as usize * width {
             self.end_block()?;
@@ -399,7 +400,9 @@ impl RunFile {
             ));
         }
         let words = |from: usize, n: u64| -> Box<[u64]> {
-            (0..n as usize).map(|i| u64_at(&meta, from + 8 * i)).collect()
+            (0..n as usize)
+                .map(|i| u64_at(&meta, from + 8 * i))
+                .collect()
         };
         let sums = words(0, layout.blocks());
         let dir = words(8 * layout.blocks() as usize, layout.dir_entries());
@@ -481,7 +484,9 @@ impl RunFile {
         let block = self.layout.key_bytes() * BLOCK_KEYS;
         let start = HEADER_BYTES + block * b;
         let end = (start + block).min(self.layout.sums_offset());
-        self.map.get(start as usize..end as usize).unwrap_or_default()
+        self.map
+            .get(start as usize..end as usize)
+            .unwrap_or_default()
     }
 
     /// Checks block `b` against its checksum, once.
@@ -501,7 +506,10 @@ impl RunFile {
         if xxh3_64_with_seed(self.block_bytes(b), b) != want {
             return Err(StoreError::corrupt(
                 &self.path,
-                format!("checksum mismatch in block {b} (keys {} on)", b * BLOCK_KEYS),
+                format!(
+                    "checksum mismatch in block {b} (keys {} on)",
+                    b * BLOCK_KEYS
+                ),
             ));
         }
         w.fetch_or(bit, Ordering::Relaxed);
@@ -689,7 +697,11 @@ mod tests {
             // At most 16 bytes a key on disk from 8 Ki keys on.
             assert!(meta.bytes <= 16 * n + n / 2 + 200, "{n}: {}", meta.bytes);
             // Less than half a byte a key in memory.
-            assert!(run.index_bytes() <= n / 2 + 64, "{n}: {}", run.index_bytes());
+            assert!(
+                run.index_bytes() <= n / 2 + 64,
+                "{n}: {}",
+                run.index_bytes()
+            );
         }
     }
 
@@ -746,8 +758,14 @@ mod tests {
             assert!(e.is_corrupt(), "cut {cut}: {e}");
         }
         // A flipped bit in the header, the index or the trailer: at open.
-        for at in [3usize, 20, 60, good.len() - 20, good.len() - 3, meta.bytes as usize - 100]
-        {
+        for at in [
+            3usize,
+            20,
+            60,
+            good.len() - 20,
+            good.len() - 3,
+            meta.bytes as usize - 100,
+        ] {
             let mut bad = good.clone();
             bad[at] ^= 0x10;
             std::fs::write(&path, &bad).unwrap();

@@ -197,9 +197,7 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         match read_text(&path) {
             Ok(text) => Self::decode(&path, &text),
-            Err(StoreError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
+            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 Err(StoreError::NotAStore {
                     dir: dir.to_owned(),
                     why: if dir.is_dir() {
@@ -238,9 +236,7 @@ impl Manifest {
 pub fn is_run_name(name: &str) -> bool {
     name.strip_prefix("run-")
         .and_then(|s| s.strip_suffix(".ukr"))
-        .is_some_and(|s| {
-            !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'-')
-        })
+        .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit() || b == b'-'))
 }
 
 /// The name of the `n`-th run file written by commit `commit`.
@@ -291,12 +287,17 @@ mod tests {
         let text = sample().encode();
         // Every truncation, and every flipped character.
         for cut in 0..text.len() {
-            assert!(Manifest::decode(Path::new("M"), &text[..cut]).is_err(), "cut {cut}");
+            assert!(
+                Manifest::decode(Path::new("M"), &text[..cut]).is_err(),
+                "cut {cut}"
+            );
         }
         for at in 0..text.len() {
             let mut b = text.clone().into_bytes();
             b[at] ^= 0x01;
-            let Ok(s) = String::from_utf8(b) else { continue };
+            let Ok(s) = String::from_utf8(b) else {
+                continue;
+            };
             assert!(Manifest::decode(Path::new("M"), &s).is_err(), "flip {at}");
         }
     }

@@ -149,6 +149,9 @@ pub struct SeenStore {
     buffer_bytes: usize,
 }
 
+/// A live run: its manifest entry and the open file.
+type Live = (RunEntry, Arc<RunFile>);
+
 /// Times a reader re-reads the manifest when a run it lists is gone (a
 /// writer replaced it meanwhile).
 const OPEN_RETRIES: usize = 8;
@@ -472,8 +475,10 @@ impl SeenStore {
         let live = self.live();
         let all: Vec<usize> = (0..live.len()).collect();
         let (live, merged) = self.merge_some(commit, live, &all, 0)?;
-        self.swap(commit, live, false, 0)
-            .map(|r| CommitReport { merged_runs: merged, ..r })
+        self.swap(commit, live, false, 0).map(|r| CommitReport {
+            merged_runs: merged,
+            ..r
+        })
     }
 
     /// Adds the keys of `other` (a store of the same configuration and key
@@ -519,7 +524,7 @@ impl SeenStore {
     }
 
     /// The live runs with their manifest entries.
-    fn live(&self) -> Vec<(RunEntry, Arc<RunFile>)> {
+    fn live(&self) -> Vec<Live> {
         self.runs
             .iter()
             .map(|r| {
@@ -542,11 +547,7 @@ impl SeenStore {
     }
 
     /// Opens a run just written.
-    fn opened(
-        &self,
-        path: &Path,
-        meta: &format::RunMeta,
-    ) -> Result<(RunEntry, Arc<RunFile>), StoreError> {
+    fn opened(&self, path: &Path, meta: &format::RunMeta) -> Result<Live, StoreError> {
         let run = RunFile::open(path).inspect_err(|_| {
             let _ = std::fs::remove_file(path);
         })?;
@@ -567,10 +568,10 @@ impl SeenStore {
     fn merge_some(
         &self,
         commit: u64,
-        mut live: Vec<(RunEntry, Arc<RunFile>)>,
+        mut live: Vec<Live>,
         chosen: &[usize],
         n: usize,
-    ) -> Result<(Vec<(RunEntry, Arc<RunFile>)>, usize), StoreError> {
+    ) -> Result<(Vec<Live>, usize), StoreError> {
         if chosen.len() < 2 {
             return Ok((live, 0));
         }
@@ -595,7 +596,7 @@ impl SeenStore {
     fn swap(
         &mut self,
         commit: u64,
-        live: Vec<(RunEntry, Arc<RunFile>)>,
+        live: Vec<Live>,
         tier: bool,
         added: u64,
     ) -> Result<CommitReport, StoreError> {
@@ -732,9 +733,7 @@ fn open_runs(dir: &Path, m: &Manifest) -> Result<Vec<Arc<RunFile>>, OpenRuns> {
         let path = dir.join(&e.name);
         let run = match RunFile::open(&path) {
             Ok(r) => r,
-            Err(StoreError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
+            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 return Err(Missing(e.name.clone()))
             }
             Err(e) => return Err(Other(e)),
@@ -912,7 +911,10 @@ mod tests {
         commit(&mut w, &fps(0..10));
         // The reader keeps its snapshot; a new one sees the commit.
         assert_eq!(r.len(), 0);
-        assert_eq!(SeenStore::open(dir.path(), Access::ReadOnly).unwrap().len(), 10);
+        assert_eq!(
+            SeenStore::open(dir.path(), Access::ReadOnly).unwrap().len(),
+            10
+        );
         let mut r = r;
         assert!(matches!(
             r.commit(Additions::new(dir.path(), 0)),

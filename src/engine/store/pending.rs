@@ -158,6 +158,7 @@ fn read_fp(r: &mut impl Read, path: &Path) -> Result<Option<u128>, StoreError> {
 
 /// The additions in ascending order without repeats; removes the
 /// temporary files when dropped.
+#[derive(Debug)]
 pub struct Sorted {
     files: Vec<(PathBuf, u64)>,
     readers: Vec<BufReader<File>>,

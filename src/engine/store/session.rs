@@ -106,7 +106,9 @@ mod tests {
         store.commit(a).unwrap();
         let session = store.session(true);
         let mut found = vec![false; 4];
-        session.contains_sorted(&[5, 10, 25, 30], &mut found).unwrap();
+        session
+            .contains_sorted(&[5, 10, 25, 30], &mut found)
+            .unwrap();
         assert_eq!(found, [false, true, false, true]);
         session.add_new(&[5, 25]).unwrap();
         let s = session.stats();

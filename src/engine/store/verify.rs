@@ -53,9 +53,7 @@ pub fn verify(dir: &Path) -> VerifyReport {
         let path = dir.join(&entry.name);
         let run = match RunFile::open(&path) {
             Ok(r) => r,
-            Err(StoreError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::NotFound =>
-            {
+            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
                 report.problems.push(format!(
                     "{}: missing, though the manifest lists it",
                     path.display()

@@ -464,7 +464,10 @@ mod tests {
         // Spelling, order and the key format do not matter.
         assert_eq!(id("rfc"), id("rfc key=surt"));
         assert_eq!(id("crawl"), id("crawl +remove-fragment"));
-        assert_eq!(id("rfc +sort-query,remove-www"), id("rfc +remove-www +sort-query"));
+        assert_eq!(
+            id("rfc +sort-query,remove-www"),
+            id("rfc +remove-www +sort-query")
+        );
         assert_eq!(
             id("rfc +remove-query-params=b;a +remove-query-params=a"),
             id("rfc +remove-query-params=a;b")
@@ -472,7 +475,10 @@ mod tests {
         // The flags, their parameters and lenient input do.
         assert_ne!(id("rfc"), id("crawl"));
         assert_ne!(id("rfc"), id("rfc lenient"));
-        assert_ne!(id("rfc +remove-query-params=a"), id("rfc +remove-query-params=b"));
+        assert_ne!(
+            id("rfc +remove-query-params=a"),
+            id("rfc +remove-query-params=b")
+        );
         let mut off: KeyConfig = "rfc +remove-query-params=a".parse().unwrap();
         off.disable = FlagList(vec![FlagSetting::Flag(Flag::RemoveQueryParams)]);
         assert_eq!(off.identity(), id("rfc"));

@@ -5,19 +5,24 @@
 //! spelling) and call [`Keyer::key`] or [`Keyer::fingerprint`]. This is
 //! the one keying path: the commands, the engine and the bindings all go
 //! through it. [`Keyer::uri_key`], the hot function of the dedup engine,
-//! has two tiers:
+//! has three tiers, each tried when the one before does not cover a line:
 //!
-//! 1. A one-pass writer for the common `http(s)://host[:port]/path?query#frag`
-//!    shape (the `http` module; also other schemes with `://`, userinfo
-//!    and IPv6 hosts) checks the line and applies the rules (lower-case
-//!    scheme and host, port, escape and dot-segment rules, empty path)
-//!    straight from the bytes. Most crawl URLs are already
-//!    canonical: then nothing is written and the input itself is the key
-//!    (borrowed, no copy, no parse). Otherwise the key is written, copying
-//!    the unchanged runs of the line.
-//! 2. Anything that writer does not cover goes through the strict parser
-//!    and the [`Normalizer`]; when the result equals the input, the input
-//!    is returned all the same.
+//! 1. The **mask tier** (`fast/masks.rs`): a line of up to 128 bytes of the
+//!    shapes most crawl lines have is read from bit masks of its byte
+//!    classes (built 64 bytes an instruction with AVX-512 in
+//!    `fast/avx512.rs`, or by the portable scanner).
+//! 2. The **fast tier** (`fast/mod.rs`): one pass over a
+//!    `scheme://[userinfo@]host[:port]/path?query#frag` line checks it and
+//!    applies the rules (lower-case scheme and host, port, escape and
+//!    dot-segment rules, empty path) straight from the bytes; its byte
+//!    runs are found by a scanner, `fast/scalar.rs` (eight bytes at a time,
+//!    any target) or `fast/avx2.rs` (32 bytes, x86_64 with AVX2). Most
+//!    crawl URLs are already canonical: then nothing is written and the
+//!    input itself is the key (borrowed, no copy, no parse). Otherwise the
+//!    key is written, copying the unchanged runs of the line.
+//! 3. The **general tier**: anything else goes through the strict parser
+//!    (`uri/parse.rs`) and the [`Normalizer`] (`uri/normalize/`); when the
+//!    result equals the input, the input is returned all the same.
 //!
 //! Written keys live in the reused [`KeyScratch`].
 //!
@@ -35,12 +40,7 @@
 
 mod config;
 mod error;
-mod one_pass;
-mod scan;
-#[cfg(target_arch = "x86_64")]
-mod simd;
-#[cfg(target_arch = "x86_64")]
-mod simd512;
+mod fast;
 
 use std::sync::Arc;
 
@@ -55,8 +55,8 @@ use super::RawRef;
 use super::UriRef;
 pub use config::{ConfigError, FlagList, FlagSetting, KeyConfig};
 pub use error::{KeyError, KeyErrorKind};
-use one_pass::{OnePassWriter, Written};
-use scan::Scalar;
+use fast::scalar::Scalar;
+use fast::{FastWriter, Written};
 
 /// How a canonical key is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -123,7 +123,7 @@ impl Relative {
     }
 }
 
-/// Flags the one-pass writer of `scheme://` lines applies (it writes what the
+/// Flags the fast tier applies (it writes what the
 /// [`Normalizer`] writes). The opt-in crawl flags are not among them.
 const FAST_SAFE: Flags = Flags::of(&[
     Flag::LowercaseScheme,
@@ -155,7 +155,7 @@ pub struct Keyer {
     lenient: bool,
     format: KeyFormat,
     compat: Option<Compat>,
-    one_pass: OnePassWriter,
+    fast: FastWriter,
     identity: bool,
     scanner: Scanner,
     relative: Relative,
@@ -169,21 +169,21 @@ enum Scanner {
     Scalar,
     /// 32 bytes per step (x86_64 CPUs with AVX2).
     #[cfg(target_arch = "x86_64")]
-    Avx2(simd::Avx2),
+    Avx2(fast::avx2::Avx2),
     /// Lines of up to 128 bytes read from masks of their byte classes,
     /// longer ones as with AVX2 (x86_64 CPUs with AVX-512 F, BW and VBMI).
     #[cfg(target_arch = "x86_64")]
-    Avx512(simd512::Avx512),
+    Avx512(fast::avx512::Avx512),
 }
 
 impl Scanner {
     fn detect() -> Self {
         #[cfg(target_arch = "x86_64")]
-        if let Some(t) = simd512::Avx512::detect() {
+        if let Some(t) = fast::avx512::Avx512::detect() {
             return Scanner::Avx512(t);
         }
         #[cfg(target_arch = "x86_64")]
-        if let Some(t) = simd::Avx2::detect() {
+        if let Some(t) = fast::avx2::Avx2::detect() {
             return Scanner::Avx2(t);
         }
         Scanner::Scalar
@@ -258,7 +258,7 @@ impl Keyer {
         let flags = normalizer.flags();
         Self {
             identity: flags.is_empty(),
-            one_pass: OnePassWriter::new(flags, flags.is_subset(FAST_SAFE)),
+            fast: FastWriter::new(flags, flags.is_subset(FAST_SAFE)),
             normalizer,
             lenient: false,
             format: KeyFormat::Uri,
@@ -274,7 +274,7 @@ impl Keyer {
     /// relative-reference setting do not apply (the tool decides).
     pub fn compat(preset: Compat) -> Self {
         Self {
-            one_pass: OnePassWriter::new(Flags::EMPTY, false),
+            fast: FastWriter::new(Flags::EMPTY, false),
             identity: false,
             compat: Some(preset),
             ..Self::default()
@@ -287,7 +287,7 @@ impl Keyer {
     }
 
     /// Allow, reject or resolve relative references (see [`Relative`]).
-    /// Only the general tier sees them: the one-pass tier covers
+    /// Only the general tier sees them: the fast tier covers
     /// `scheme://` lines, so this costs nothing on the hot path.
     pub fn with_relative(mut self, relative: Relative) -> Self {
         self.relative = relative;
@@ -379,8 +379,8 @@ impl Keyer {
         input: &'i [u8],
         scratch: &'s mut KeyScratch,
     ) -> Result<Key<'i, 's>, KeyError> {
-        if self.one_pass.enabled() {
-            match self.one_pass_key(input, &mut scratch.out) {
+        if self.fast.enabled() {
+            match self.fast_key(input, &mut scratch.out) {
                 Some(Written::Prefix(len)) => {
                     return Ok(Key::Input(input.get(..len).unwrap_or(input)))
                 }
@@ -391,15 +391,15 @@ impl Keyer {
         self.general_key(input, scratch)
     }
 
-    /// The fast tier's key of `input` (see [`OnePassWriter::key`]).
+    /// The fast tier's key of `input` (see [`FastWriter::key`]).
     #[inline(always)]
-    fn one_pass_key(&self, input: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+    fn fast_key(&self, input: &[u8], out: &mut Vec<u8>) -> Option<Written> {
         match self.scanner {
-            Scanner::Scalar => self.one_pass.key(Scalar, input, out),
+            Scanner::Scalar => self.fast.key(Scalar, input, out),
             #[cfg(target_arch = "x86_64")]
-            Scanner::Avx2(t) => t.key(&self.one_pass, input, out),
+            Scanner::Avx2(t) => t.key(&self.fast, input, out),
             #[cfg(target_arch = "x86_64")]
-            Scanner::Avx512(t) => t.key(&self.one_pass, input, out),
+            Scanner::Avx512(t) => t.key(&self.fast, input, out),
         }
     }
 
@@ -478,10 +478,10 @@ impl Keyer {
         }
         out.clear();
         self.normalizer.normalize_raw(&u, out, norm);
-        Ok(if out.as_slice() != input {
-            Normalized::Out
-        } else {
+        Ok(if out.as_slice() == input {
             Normalized::Same
+        } else {
+            Normalized::Out
         })
     }
 
@@ -521,8 +521,8 @@ impl Keyer {
 }
 
 /// Each tier of [`Keyer::uri_key`] on its own, and the portable scanner, for
-/// this crate's tests, benchmarks and fuzz targets (feature `testing`).
-#[cfg(any(test, feature = "testing"))]
+/// this crate's tests, benchmarks and fuzz targets (feature `__internal-testing`).
+#[cfg(any(test, feature = "__internal-testing"))]
 impl Keyer {
     /// The general tier alone (parser and normalizer).
     ///
@@ -536,22 +536,22 @@ impl Keyer {
         self.general_key(input, scratch)
     }
 
-    /// The one-pass tier alone: `None` when it does not cover `input`.
-    pub fn one_pass_tier_key<'i, 's>(
+    /// The fast tier alone: `None` when it does not cover `input`.
+    pub fn fast_tier_key<'i, 's>(
         &self,
         input: &'i [u8],
         scratch: &'s mut KeyScratch,
     ) -> Option<Key<'i, 's>> {
-        if !self.one_pass.enabled() {
+        if !self.fast.enabled() {
             return None;
         }
-        match self.one_pass_key(input, &mut scratch.out)? {
+        match self.fast_key(input, &mut scratch.out)? {
             Written::Prefix(len) => input.get(..len).map(Key::Input),
             Written::Out => Some(Key::Written(&scratch.out)),
         }
     }
 
-    /// The same keyer with the portable scanner in the one-pass tier.
+    /// The same keyer with the portable scanner in the fast tier.
     pub fn with_portable_scan(mut self) -> Self {
         self.scanner = Scanner::Scalar;
         self
@@ -561,7 +561,7 @@ impl Keyer {
     /// AVX2 scanner where the CPU has it, else unchanged.
     pub fn without_mask_tier(mut self) -> Self {
         #[cfg(target_arch = "x86_64")]
-        if let (Scanner::Avx512(_), Some(t)) = (self.scanner, simd::Avx2::detect()) {
+        if let (Scanner::Avx512(_), Some(t)) = (self.scanner, fast::avx2::Avx2::detect()) {
             self.scanner = Scanner::Avx2(t);
         }
         self

@@ -160,7 +160,7 @@ impl Normalizer {
 
     /// Appends the normalized form of `u` to `out`, using `scratch` for the
     /// temporary buffers (no allocation once they have grown). The public
-    /// way in is [`Keyer`](crate::uri::key::Keyer), whose one-pass tier
+    /// way in is [`Keyer`](crate::uri::key::Keyer), whose fast tier
     /// skips this for most lines.
     pub(crate) fn normalize_raw(
         &self,
@@ -481,13 +481,10 @@ pub(crate) fn pct_normalize(src: &[u8], out: &mut Vec<u8>, decode: bool, upper: 
     let mut rest = src;
     while let Some(p) = memchr::memchr(b'%', rest) {
         out.extend_from_slice(&rest[..p]);
-        let (h, l) = match (rest.get(p + 1), rest.get(p + 2)) {
-            (Some(&h), Some(&l)) => (h, l),
-            _ => {
-                // Not reachable for parsed input; copy the tail unchanged.
-                out.extend_from_slice(&rest[p..]);
-                return;
-            }
+        let (Some(&h), Some(&l)) = (rest.get(p + 1), rest.get(p + 2)) else {
+            // Not reachable for parsed input; copy the tail unchanged.
+            out.extend_from_slice(&rest[p..]);
+            return;
         };
         match (pct::hex_value(h), pct::hex_value(l)) {
             (Some(hv), Some(lv)) => {

@@ -6,9 +6,7 @@
 //! The full differential test against the real references is
 //! `scripts/compat-diff`.
 
-mod common;
-
-use common::{assert_no_failures, field, load};
+use crate::common::{assert_no_failures, field, load};
 use urikey::uri::compat::{Compat, CompatScratch};
 
 #[test]
@@ -138,7 +136,7 @@ fn dirty() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(common::proptest_cases(2048)))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(crate::common::proptest_cases(2048)))]
 
     /// Bad input is data: any bytes give a key or an error, never a panic,
     /// and the scratch buffers carry nothing from one line to the next.

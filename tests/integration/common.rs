@@ -1,5 +1,6 @@
-//! Shared helpers for the integration tests: the third-party conformance
-//! vectors (read in place, never copied) and the known-deviations list.
+//! Shared helpers for the integration tests: the conformance vectors (an
+//! unchanged copy in `tests/conformance/`), the known-deviations list, and
+//! running the `urikey` binary.
 
 #![allow(dead_code)]
 
@@ -7,16 +8,16 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 /// Where the conformance vectors are looked for: `$URIKEY_CONFORMANCE_DIR`,
-/// or `../shared/conformance` beside the repository.
+/// or the copy in `tests/conformance/`.
 pub fn conformance_path() -> PathBuf {
-    std::env::var_os("URIKEY_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
+    std::env::var_os("URIKEY_CONFORMANCE_DIR").map_or_else(
+        || {
             PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("shared")
+                .join("tests")
                 .join("conformance")
-        })
+        },
+        PathBuf::from,
+    )
 }
 
 /// The conformance directory. `None` (with a note on stderr) when it is
@@ -141,4 +142,18 @@ pub fn listing(dir: &std::path::Path) -> Vec<String> {
         .collect();
     v.sort();
     v
+}
+
+/// The `urikey` binary of this build, to run as a user would.
+#[cfg(feature = "cli")]
+pub fn urikey() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("urikey").expect("the binary is built")
+}
+
+/// Writes `bytes` to `name` in `dir` and returns its path.
+#[cfg(feature = "cli")]
+pub fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("temp files can be written");
+    path
 }

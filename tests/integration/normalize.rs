@@ -1,8 +1,6 @@
 //! Normalization: conformance vectors, per-flag unit tests, properties and
 //! the `urikey normalize` command line.
 
-mod common;
-
 use urikey::uri::key::{KeyError, KeyScratch, Keyer};
 use urikey::uri::normalize::{Flag, Flags, Normalizer, Profile};
 
@@ -24,8 +22,7 @@ mod util {
     /// The key of `input` through the general tier (parser and normalizer).
     pub fn norm(n: &Normalizer, input: &str) -> String {
         slow_key(&Keyer::new(n.clone()), input.as_bytes())
-            .map(|k| s(&k))
-            .unwrap_or_else(|e| panic!("{input:?}: {e}"))
+            .map_or_else(|e| panic!("{input:?}: {e}"), |k| s(&k))
     }
 
     pub fn s(b: &[u8]) -> String {
@@ -40,15 +37,15 @@ mod conformance {
 
     #[test]
     fn normalize_jsonl() {
-        let Some(cases) = common::load("normalize.jsonl") else {
+        let Some(cases) = crate::common::load("normalize.jsonl") else {
             return;
         };
-        let known = common::KnownDeviations::for_file("normalize.jsonl");
+        let known = crate::common::KnownDeviations::for_file("normalize.jsonl");
         let mut failures = Vec::new();
         for (i, case) in cases.iter().enumerate() {
-            let input = common::field(case, "input").expect("input");
-            let expected = common::field(case, "expected").expect("expected");
-            let profile = match common::field(case, "level") {
+            let input = crate::common::field(case, "input").expect("input");
+            let expected = crate::common::field(case, "expected").expect("expected");
+            let profile = match crate::common::field(case, "level") {
                 Some("syntax") => Profile::Syntax,
                 Some("scheme") => Profile::Rfc,
                 other => panic!("case {i}: unknown level {other:?}"),
@@ -66,7 +63,7 @@ mod conformance {
                 failures.push(f);
             }
         }
-        common::assert_no_failures("normalize.jsonl", cases.len(), &failures);
+        crate::common::assert_no_failures("normalize.jsonl", cases.len(), &failures);
     }
 }
 
@@ -756,7 +753,7 @@ mod props {
     }
 
     fn cases() -> u32 {
-        common::proptest_cases(512)
+        crate::common::proptest_cases(512)
     }
 
     proptest! {
@@ -870,7 +867,7 @@ mod props {
             component in 0..3u8,
         ) {
             let plain = format!("{before}{}{after}", reserved as char);
-            let encoded = format!("{before}%{:02X}{after}", reserved);
+            let encoded = format!("{before}%{reserved:02X}{after}");
             let make = |x: &str| match component {
                 0 => format!("http://h/{x}"),
                 1 => format!("http://h/?{x}"),
@@ -1148,7 +1145,7 @@ mod fast_path {
     }
 }
 
-/// The fast tier of `uri_key`, the one-pass `http(s)` writer: what it
+/// The fast tier of `uri_key`, the one pass over `scheme://` lines: what it
 /// covers, and that it writes exactly what the general parser and
 /// normalizer write.
 mod http_tier {
@@ -1160,7 +1157,7 @@ mod http_tier {
     /// path.
     fn http_key(c: &Keyer, input: &[u8]) -> Option<Vec<u8>> {
         let mut scratch = KeyScratch::default();
-        c.one_pass_tier_key(input, &mut scratch).map(|k| k.to_vec())
+        c.fast_tier_key(input, &mut scratch).map(|k| k.to_vec())
     }
 
     /// Every path agrees on `input`: the fast tier (when it covers the line)
@@ -1312,7 +1309,7 @@ mod http_tier {
     }
 
     fn cases() -> u32 {
-        common::proptest_cases(512)
+        crate::common::proptest_cases(512)
     }
 
     proptest! {
@@ -1452,7 +1449,7 @@ mod crawl_canon {
 
     #[test]
     fn report() {
-        let Some(cases) = common::load("crawl_canon.jsonl") else {
+        let Some(cases) = crate::common::load("crawl_canon.jsonl") else {
             return;
         };
         // tool -> (cases, claimed, reproduced)

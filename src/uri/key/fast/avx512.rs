@@ -1,4 +1,4 @@
-//! The mask tier of the fast tier on x86_64 CPUs with AVX-512 (F, BW and
+//! The byte-class masks of the mask tier on x86_64 CPUs with AVX-512 (F, BW and
 //! VBMI): the byte classes of a line of up to 128 bytes, 64 bytes an
 //! instruction.
 //!
@@ -6,13 +6,11 @@
 //! bits of each ASCII byte); one `vptestmb` per class then gives that
 //! class's bits for the block. The line is read with masked loads, which
 //! touch no byte past its end. The key is then written by the portable
-//! [`mask_key`](OnePassWriter::mask_key); for a line it does not take, the
+//! [`mask_key`](FastWriter::mask_key); for a line it does not take, the
 //! AVX2 tier reads it.
 //!
-//! On the first million lines of the 1 GiB crawl dump, the key function
-//! went from 73 to 62 ns a line on one core (canonical lines 46 to 37 ns,
-//! respelled ones 97 to 86); a dedup run of the whole dump took 5% less
-//! time.
+//! It pays on crawl lines: the key function is about 15% faster than with
+//! AVX2 alone (`benches/normalize.rs`).
 
 #![allow(unsafe_code)]
 
@@ -22,23 +20,23 @@ use core::arch::x86_64::{
     _mm512_test_epi8_mask,
 };
 
-use super::one_pass::canonical::{
+use super::avx2::Avx2;
+use super::masks::{
     line_bits, LineMasks, MASK_BITS, MAX_LEN, M_COLON, M_DOT, M_HASH, M_HOST, M_PATH, M_QUERY,
     M_QUESTION, M_SLASH,
 };
-use super::one_pass::{OnePassWriter, Written};
-use super::simd::Avx2;
+use super::{FastWriter, Written};
 
 /// Proof that the running CPU has AVX-512 F, BW and VBMI (and so AVX2);
 /// made only by [`Avx512::detect`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Avx512 {
+pub(in crate::uri::key) struct Avx512 {
     avx2: Avx2,
 }
 
 impl Avx512 {
     /// `Some` when the running CPU has AVX-512 F, BW and VBMI.
-    pub(super) fn detect() -> Option<Self> {
+    pub(in crate::uri::key) fn detect() -> Option<Self> {
         let avx2 = Avx2::detect()?;
         let avx512 = std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
@@ -46,11 +44,16 @@ impl Avx512 {
         avx512.then_some(Self { avx2 })
     }
 
-    /// The fast tier's key of `s` (see [`OnePassWriter::key`]): written
+    /// The fast tier's key of `s` (see [`FastWriter::key`]): written
     /// from its masks when it has one of their shapes, else by the AVX2
     /// tier.
     #[inline]
-    pub(super) fn key(self, w: &OnePassWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+    pub(in crate::uri::key) fn key(
+        self,
+        w: &FastWriter,
+        s: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Option<Written> {
         if s.len() <= MAX_LEN {
             // SAFETY: `self` proves the CPU has the features `mask_key`
             // enables.
@@ -71,10 +74,10 @@ impl Avx512 {
     }
 }
 
-/// [`OnePassWriter::mask_key`] of `s` (at most [`MAX_LEN`] bytes), with
+/// [`FastWriter::mask_key`] of `s` (at most [`MAX_LEN`] bytes), with
 /// its masks built here.
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
-fn mask_key(w: &OnePassWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+fn mask_key(w: &FastWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
     w.mask_key(&line_masks(s), s, out)
 }
 

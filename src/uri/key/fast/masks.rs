@@ -1,10 +1,10 @@
-//! The mask tier of the fast tier: the key of a line of up to [`MAX_LEN`]
+//! The mask tier: the key of a line of up to [`MAX_LEN`]
 //! bytes read from bit masks of its byte classes, for the shapes most
 //! crawl lines have.
 //!
 //! Most lines of a crawl dump are their own key (69% of the lines of the
 //! 1 GiB gen-crawl dump), and most of the others differ by a case, a
-//! default port or an escape. For those, what [`OnePassWriter::key`] does
+//! default port or an escape. For those, what [`FastWriter::key`] does
 //! is mostly checking: one scan per component and a branch at every stop,
 //! about 350 instructions for a line that needs no change. Here the
 //! classes of every byte of the line are known at once, one bit per byte
@@ -21,8 +21,8 @@
 //! the start: so this tier gives the writer's key or none, never another
 //! one. The tests check it against the writer on every line they have.
 
-use super::{escape_at, scheme_of, OnePassWriter, Written};
-use crate::uri::key::scan::{hex, CLASSES, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, LOWER_HEX};
+use super::scalar::{hex, CLASSES, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, LOWER_HEX};
+use super::{escape_at, scheme_of, FastWriter, Written};
 use crate::uri::normalize::strip_port_zeros;
 use crate::uri::path::remove_dot_segments_in_place;
 use crate::uri::{pct, scheme, table};
@@ -195,7 +195,7 @@ fn below_lowest(mask: u128) -> u128 {
     lowest(mask).wrapping_sub(1)
 }
 
-impl OnePassWriter {
+impl FastWriter {
     /// What [`key`](Self::key) returns for `s`, when `s` has one of the
     /// shapes read here; `None` when it might not (then `key` decides).
     /// `m` are the masks of `s`, which has at most [`MAX_LEN`] bytes; `out`
@@ -394,8 +394,8 @@ impl OnePassWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::uri::key::one_pass::Written;
-    use crate::uri::key::scan::Scalar;
+    use crate::uri::key::fast::scalar::Scalar;
+    use crate::uri::key::fast::Written;
     use crate::uri::key::KeyConfig;
 
     #[test]
@@ -431,7 +431,7 @@ mod tests {
 
     /// The fast tier's writer under each profile, and variants of `rfc`
     /// with the rules the mask tier reads turned on or off.
-    fn writers() -> Vec<OnePassWriter> {
+    fn writers() -> Vec<FastWriter> {
         let configs = [
             "syntax",
             "rfc",
@@ -448,7 +448,7 @@ mod tests {
         configs
             .into_iter()
             .map(|c| {
-                let writer = c.parse::<KeyConfig>().unwrap().keyer().one_pass;
+                let writer = c.parse::<KeyConfig>().unwrap().keyer().fast;
                 assert!(writer.enabled(), "{c}");
                 writer
             })
@@ -457,7 +457,7 @@ mod tests {
 
     /// The key of `s` written from its masks, if it is one of their
     /// shapes, after checking it against the writer's.
-    fn agrees(w: &OnePassWriter, s: &[u8]) -> Option<Vec<u8>> {
+    fn agrees(w: &FastWriter, s: &[u8]) -> Option<Vec<u8>> {
         let m = LineMasks::of(s)?;
         let mut out = Vec::new();
         let key = |written: Written, out: &[u8]| match written {

@@ -1,12 +1,8 @@
 //! The per-line commands `urikey parse` and `urikey resolve`, run as a user
 //! would run them.
 
-use assert_cmd::Command;
+use crate::common::urikey;
 use predicates::prelude::*;
-
-fn urikey() -> Command {
-    Command::cargo_bin("urikey").expect("binary")
-}
 
 #[test]
 fn cli_parse_json_fields() {

@@ -12,11 +12,10 @@
 //! An [`Avx2`] value exists only when the running CPU has AVX2
 //! ([`Avx2::detect`]); without it the portable [`Scalar`] scanner is used.
 //!
-//! Its `unsafe` code (with that of `simd512`, the only in the library):
-//! calls into `#[target_feature]` functions, guarded by that proof, and
-//! unaligned loads of 32-byte arrays. On the first million lines of the 1 GiB crawl
-//! dump it cut the key function from about 102 to 75 ns per line
-//! (README, "Performance").
+//! Its `unsafe` code: calls into `#[target_feature]` functions, guarded by
+//! that proof, and unaligned loads of 32-byte arrays. It pays because the
+//! fast tier's runs are scanned 32 bytes a step instead of 8 (the key
+//! function about a quarter faster on crawl lines; `benches/normalize.rs`).
 
 #![allow(unsafe_code)]
 
@@ -26,32 +25,37 @@ use core::arch::x86_64::{
     _mm256_srli_epi16, _mm_setr_epi8,
 };
 
-use super::one_pass::{OnePassWriter, Written};
-use super::scan::{Scalar, Scan, CLASSES};
+use super::scalar::{Scalar, Scan, CLASSES};
+use super::{FastWriter, Written};
 
 /// Proof that the running CPU has AVX2; made only by [`Avx2::detect`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Avx2(());
+pub(in crate::uri::key) struct Avx2(());
 
 impl Avx2 {
     /// `Some` when the running CPU has AVX2.
-    pub(super) fn detect() -> Option<Self> {
+    pub(in crate::uri::key) fn detect() -> Option<Self> {
         std::is_x86_feature_detected!("avx2").then_some(Avx2(()))
     }
 
-    /// The fast tier's key of `s` (see [`OnePassWriter::key`]), scanned with
+    /// The fast tier's key of `s` (see [`FastWriter::key`]), scanned with
     /// AVX2.
     #[inline]
-    pub(super) fn key(self, w: &OnePassWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+    pub(in crate::uri::key) fn key(
+        self,
+        w: &FastWriter,
+        s: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Option<Written> {
         // SAFETY: `self` proves the CPU has AVX2, the only feature
         // `key_avx2` enables.
         unsafe { key_avx2(self, w, s, out) }
     }
 }
 
-/// [`OnePassWriter::key`] compiled with AVX2.
+/// [`FastWriter::key`] compiled with AVX2.
 #[target_feature(enable = "avx2")]
-fn key_avx2(t: Avx2, w: &OnePassWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
+fn key_avx2(t: Avx2, w: &FastWriter, s: &[u8], out: &mut Vec<u8>) -> Option<Written> {
     w.key(t, s, out)
 }
 
@@ -201,7 +205,7 @@ fn skip_avx2<const C: u8>(s: &[u8], mut i: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::scan::{F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO};
+    use super::super::scalar::{F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO};
     use super::*;
 
     /// Both scanners on every start index of `s`, for every class.

@@ -3,29 +3,18 @@
 //! closed stderr, progress in logs, the `--stats` wall time, Ctrl-C, and the
 //! messages that name the user's paths.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn urikey() -> Command {
-    Command::cargo_bin("urikey").expect("the binary is built")
-}
+use crate::common::{urikey, write};
 
 fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("urikey")
-}
-
-fn write(dir: &TempDir, name: &str, bytes: &[u8]) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, bytes).expect("temp files can be written");
-    path
 }
 
 /// Three keys, two of them twice, and one invalid line.
@@ -168,7 +157,7 @@ fn output_symlinks_are_written_through() {
     assert_eq!(read("norm.txt").lines().count(), 6);
     // The temporary files were renamed in the targets' directory.
     assert_eq!(
-        common::listing(&dir.path().join("real")),
+        crate::common::listing(&dir.path().join("real")),
         ["norm.txt", "out.txt", "rej.txt", "stats.json"]
     );
 }
@@ -192,7 +181,7 @@ fn output_stats_json_is_atomic() {
         std::fs::read(dir.path().join("stats.json")).expect("kept"),
         b"old\n"
     );
-    assert_eq!(common::listing(dir.path()), ["in.txt", "stats.json"]);
+    assert_eq!(crate::common::listing(dir.path()), ["in.txt", "stats.json"]);
 }
 
 // ---------------------------------------------------------------------------
@@ -235,7 +224,7 @@ fn output_dash_is_stdout() {
         .success()
         .stdout(predicate::str::starts_with("http://a.example/x\n"));
     assert_eq!(
-        common::listing(dir.path()),
+        crate::common::listing(dir.path()),
         ["in.txt", "out.txt"],
         "no file named -"
     );
@@ -507,7 +496,7 @@ fn output_normalize_checks_inputs_before_writing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("is a directory"));
-    assert_eq!(common::listing(dir.path()), ["in.txt"]);
+    assert_eq!(crate::common::listing(dir.path()), ["in.txt"]);
     for cmd in ["parse", "resolve"] {
         let mut c = urikey();
         c.arg(cmd);
@@ -590,7 +579,7 @@ fn output_write_errors_name_the_users_path() {
             "{cmd}: {stderr}"
         );
         assert!(!stderr.contains(".tmp"), "{cmd}: {stderr}");
-        assert_eq!(common::listing(dir.path()), ["in.txt"], "{cmd}");
+        assert_eq!(crate::common::listing(dir.path()), ["in.txt"], "{cmd}");
     }
 }
 
@@ -632,13 +621,13 @@ fn output_ctrl_c_says_interrupted_and_cleans_up() {
             std::thread::sleep(Duration::from_secs(5));
         });
         for _ in 0..500 {
-            if !common::listing(dir.path()).is_empty() {
+            if !crate::common::listing(dir.path()).is_empty() {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(
-            !common::listing(dir.path()).is_empty(),
+            !crate::common::listing(dir.path()).is_empty(),
             "the temporary file exists"
         );
         std::thread::sleep(Duration::from_millis(200));
@@ -659,9 +648,9 @@ fn output_ctrl_c_says_interrupted_and_cleans_up() {
         );
         assert!(!out.exists(), "{cmd}");
         assert!(
-            common::listing(dir.path()).is_empty(),
+            crate::common::listing(dir.path()).is_empty(),
             "{cmd}: {:?}",
-            common::listing(dir.path())
+            crate::common::listing(dir.path())
         );
         drop(feeder);
     }

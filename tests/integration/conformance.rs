@@ -2,9 +2,7 @@
 //! `remove_dot_segments` and percent-decoding against the third-party
 //! vectors in `../shared/conformance` (read in place).
 
-mod common;
-
-use common::{assert_no_failures, conformance_path, field, load, KnownDeviations};
+use crate::common::{assert_no_failures, conformance_path, field, load, KnownDeviations};
 use urikey::uri::{pct, resolve, Components, UriRef};
 
 /// The other conformance tests (here and in tests/normalize.rs) pass
@@ -16,6 +14,24 @@ use urikey::uri::{pct, resolve, Components, UriRef};
 fn conformance_vectors_present() {
     let dir = conformance_path();
     if dir.join("parse.jsonl").is_file() {
+        // Each file holds the cases its README counts: a file cut short
+        // would pass every test with less to check.
+        for (file, cases) in [
+            ("crawl_canon.jsonl", 516),
+            ("invalid.jsonl", 139),
+            ("normalize.jsonl", 68),
+            ("parse.jsonl", 512),
+            ("percent_decode.jsonl", 14),
+            ("quirks.jsonl", 57),
+            ("remove_dot_segments.jsonl", 26),
+            ("resolve.jsonl", 98),
+        ] {
+            assert_eq!(load(file).map(|c| c.len()), Some(cases), "{file}");
+        }
+        assert!(
+            dir.join("README.md").is_file(),
+            "the vectors' README is missing"
+        );
         return;
     }
     let allowed = std::env::var("URIKEY_ALLOW_MISSING_CONFORMANCE").is_ok_and(|v| v == "1");
@@ -28,6 +44,31 @@ fn conformance_vectors_present() {
     );
     assert!(allowed, "{message}");
     eprintln!("note: {message}");
+}
+
+/// The copy in `tests/conformance/` is the shared one, unchanged, where the
+/// shared one is beside the repository.
+#[test]
+fn conformance_copy_is_unchanged() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shared = root.join("..").join("shared").join("conformance");
+    let Ok(entries) = std::fs::read_dir(&shared) else {
+        eprintln!(
+            "note: no shared conformance directory beside the repository; the copy is not compared"
+        );
+        return;
+    };
+    for entry in entries {
+        let path = entry.expect("a directory entry").path();
+        let name = path.file_name().expect("a file name");
+        let ours = std::fs::read(root.join("tests").join("conformance").join(name));
+        assert_eq!(
+            ours.ok(),
+            std::fs::read(&path).ok(),
+            "tests/conformance/{} differs from the shared copy",
+            name.to_string_lossy()
+        );
+    }
 }
 
 #[test]
@@ -76,7 +117,7 @@ fn conformance_parse_components_and_recomposition() {
                 cmp("query", u.query());
                 cmp("fragment", u.fragment());
                 if case.get("host_type").is_some() {
-                    cmp("host_type", u.host_kind().map(|k| k.name()));
+                    cmp("host_type", u.host_kind().map(urikey::uri::HostKind::name));
                 }
                 let rebuilt = Components::from(&u).to_string();
                 if rebuilt != input {

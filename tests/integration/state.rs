@@ -3,8 +3,6 @@
 //! moment leaves the store at a commit, damage is an error, one writer at a
 //! time, a configuration is kept.
 
-mod common;
-
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,14 +12,12 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use proptest::prelude::*;
+
+use super::common::{self, urikey};
 use tempfile::TempDir;
 use urikey::engine::store::{verify, Access, SeenStore, PAUSE_ENV};
 use urikey::engine::{self, Config, Emit, Input, InvalidLine, Select};
 use urikey::uri::key::{fingerprint, KeyConfig, Keyer};
-
-fn urikey() -> Command {
-    Command::cargo_bin("urikey").expect("the binary is built")
-}
 
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_urikey")
@@ -40,8 +36,10 @@ fn run_engine(config: &Config, input: &[u8], stream: bool) -> (Vec<u8>, engine::
         }
     };
     let mut got = Vec::new();
-    let stats = engine::run(config, vec![source], &mut got, &mut |_: &InvalidLine<'_>| {})
-        .expect("the run succeeds");
+    let stats = engine::run(config, vec![source], &mut got, &mut |_: &InvalidLine<
+        '_,
+    >| {})
+    .expect("the run succeeds");
     (got, stats)
 }
 
@@ -78,7 +76,10 @@ fn split(lines: &[String], cuts: &[usize]) -> Vec<Vec<u8>> {
 }
 
 fn joined(lines: &[String]) -> Vec<u8> {
-    lines.iter().flat_map(|l| format!("{l}\n").into_bytes()).collect()
+    lines
+        .iter()
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect()
 }
 
 /// The output lines of a `--count` run without their counts.
@@ -250,7 +251,14 @@ fn state_works_with_every_dedup_option() {
     std::fs::write(&f1, gzip(first)).expect("write");
     let state = state_dir(&dir);
     let csv = ["--field", "2", "--csv", "--emit", "original", "-q"];
-    let out = stdout_of(urikey().arg("dedup").args(csv).arg("--state").arg(&state).arg(&f1));
+    let out = stdout_of(
+        urikey()
+            .arg("dedup")
+            .args(csv)
+            .arg("--state")
+            .arg(&state)
+            .arg(&f1),
+    );
     assert_eq!(out, "1,http://a.example/x\n2,\"http://b.example/?q=1,2\"\n");
     let out = stdout_of(
         urikey()
@@ -318,7 +326,10 @@ fn state_works_with_every_dedup_option() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("`compat=w3lib`") && err.contains("`rfc`"), "{err}");
+    assert!(
+        err.contains("`compat=w3lib`") && err.contains("`rfc`"),
+        "{err}"
+    );
     assert!(err.contains("break deduplication"), "{err}");
 }
 
@@ -366,11 +377,19 @@ fn state_commands_init_info_verify_compact_merge_export() {
         .arg(&b)
         .assert()
         .success();
-    urikey().args(["state", "compact"]).arg(&a).assert().success();
+    urikey()
+        .args(["state", "compact"])
+        .arg(&a)
+        .assert()
+        .success();
     let info = stdout_of(urikey().args(["state", "info"]).arg(&a));
     assert!(info.contains("keys:        5"), "{info}");
     assert!(info.contains("runs:        1"), "{info}");
-    urikey().args(["state", "verify"]).arg(&a).assert().success();
+    urikey()
+        .args(["state", "verify"])
+        .arg(&a)
+        .assert()
+        .success();
     let hex = stdout_of(urikey().args(["state", "export"]).arg(&a));
     let mut want: Vec<String> = [
         "http://a.example/1",
@@ -384,7 +403,11 @@ fn state_commands_init_info_verify_compact_merge_export() {
     .collect();
     want.sort();
     assert_eq!(hex.lines().collect::<Vec<_>>(), want);
-    let csv = stdout_of(urikey().args(["state", "export", "--format", "csv"]).arg(&a));
+    let csv = stdout_of(
+        urikey()
+            .args(["state", "export", "--format", "csv"])
+            .arg(&a),
+    );
     let mut rows = csv.lines();
     assert_eq!(rows.next(), Some("fp_hi,fp_lo"));
     for (row, hex) in rows.zip(&want) {
@@ -477,9 +500,7 @@ fn state_survives_sigkill_at_any_moment() {
         if pause {
             cmd.env(PAUSE_ENV, "2");
         }
-        cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::null());
         match variant % 3 {
             0 => {}
             // Spilled, and additions through temporary files in the store.
@@ -507,15 +528,14 @@ fn state_survives_sigkill_at_any_moment() {
     let timed = Instant::now();
     let probe = spawn(&path, 0, false).wait_with_output().expect("runs");
     assert!(probe.status.success());
-    let mut recent = vec![timed.elapsed(); 8];
+    let mut recent = [timed.elapsed(); 8];
     for line in &first {
         committed.insert(fingerprint(line.as_bytes()));
     }
     let (mut finished, mut mid_commit, mut before) = (0, 0, 0);
     for k in 0..runs {
         let (lines, path) = make(2 * k);
-        let typical =
-            recent.iter().max().copied().unwrap_or_default() + Duration::from_millis(15);
+        let typical = recent.iter().max().copied().unwrap_or_default() + Duration::from_millis(15);
         let delay = typical.mul_f64((next() % 1000) as f64 / 1000.0);
         let ended = kill_after(spawn(&path, k, true), delay);
         let keys = store_keys(&state);
@@ -533,7 +553,11 @@ fn state_survives_sigkill_at_any_moment() {
             mid_commit += 1;
         } else {
             assert!(keys == committed, "run {k}: the store is not at a commit");
-            if report.notes.iter().any(|n| n.contains("interrupted writer")) {
+            if report
+                .notes
+                .iter()
+                .any(|n| n.contains("interrupted writer"))
+            {
                 mid_commit += 1;
             } else {
                 before += 1;
@@ -565,7 +589,10 @@ fn state_survives_sigkill_at_any_moment() {
          {finished} after the run ended (committing runs took up to {:?})",
         recent.iter().max()
     );
-    assert!(mid_commit > 0 && before > 0, "the kills missed the commit windows");
+    assert!(
+        mid_commit > 0 && before > 0,
+        "the kills missed the commit windows"
+    );
     assert!(common::listing(&spill).is_empty() || runs > 0);
 }
 
@@ -576,7 +603,9 @@ fn state_survives_sigkill_at_any_moment() {
 fn state_damage_is_a_clear_error() {
     let dir = TempDir::new().expect("temp dir");
     let state = state_dir(&dir);
-    let lines: String = (0..5000).map(|i| format!("http://a.example/{i}\n")).collect();
+    let lines: String = (0..5000)
+        .map(|i| format!("http://a.example/{i}\n"))
+        .collect();
     urikey()
         .args(["dedup", "-q", "--state"])
         .arg(&state)
@@ -611,7 +640,11 @@ fn state_damage_is_a_clear_error() {
         assert_eq!(out.status.code(), Some(1), "{what}: {err}");
         assert!(err.contains(needle), "{what}: {err}");
     };
-    let name = run.file_name().expect("name").to_string_lossy().into_owned();
+    let name = run
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
     std::fs::write(&run, &good[..good.len() - 100]).expect("write");
     check("truncated", "truncated");
     let mut bad = good.clone();
@@ -633,7 +666,11 @@ fn state_damage_is_a_clear_error() {
     std::fs::remove_file(&manifest).expect("rm");
     check("missing manifest", "not a seen-store");
     std::fs::write(&manifest, &good_manifest).expect("write");
-    urikey().args(["state", "verify"]).arg(&state).assert().success();
+    urikey()
+        .args(["state", "verify"])
+        .arg(&state)
+        .assert()
+        .success();
 }
 
 /// One writer at a time: a second one fails at once naming the first (its
@@ -669,7 +706,10 @@ fn state_lock_one_writer_readers_beside_it() {
         .expect("runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("locked") && err.contains(&format!("pid {pid}")), "{err}");
+    assert!(
+        err.contains("locked") && err.contains(&format!("pid {pid}")),
+        "{err}"
+    );
     // A reader needs no lock.
     let out = stdout_of(
         urikey()
@@ -734,7 +774,9 @@ fn state_failed_runs_leave_the_store_unchanged() {
     assert_eq!(store_keys(&state), before);
     // 20,000 new keys: a run file of about 300 KB, past a 64 KiB limit.
     let big = dir.path().join("big");
-    let lines: String = (0..20_000).map(|i| format!("http://c.example/{i}\n")).collect();
+    let lines: String = (0..20_000)
+        .map(|i| format!("http://c.example/{i}\n"))
+        .collect();
     std::fs::write(&big, &lines).expect("write");
     let out = StdCommand::new("bash")
         .arg("-c")

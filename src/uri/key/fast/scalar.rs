@@ -1,21 +1,21 @@
 //! Byte classes and the run scanners of the fast tier of
-//! [`uri_key`](super::Keyer::uri_key): [`Scalar`], eight bytes at a
+//! [`uri_key`](super::super::Keyer::uri_key): [`Scalar`], eight bytes at a
 //! time on any target, and on x86_64 with AVX2 the 32-at-a-time scanner of
-//! the `simd` module. Both implement [`Scan`], and the fast tier is written
+//! `avx2.rs`. Both implement [`Scan`], and the fast tier is written
 //! once, generic over it.
 
 use crate::uri::table::{self, PCHAR, QUERY};
 
 /// `a-z 0-9 - . _ ~`: a host byte that lower-casing leaves alone.
-pub(super) const F_HOST: u8 = 1;
+pub(in crate::uri::key) const F_HOST: u8 = 1;
 /// `ALPHA DIGIT - . _ ~`: an unreserved host byte in either case.
-pub(super) const F_HOST_ANY: u8 = 2;
+pub(in crate::uri::key) const F_HOST_ANY: u8 = 2;
 /// `pchar / "/"`, but not `%` or `.`.
-pub(super) const F_PATH_PLAIN: u8 = 4;
+pub(in crate::uri::key) const F_PATH_PLAIN: u8 = 4;
 /// `pchar / "/" / "?"`, but not `%` (query and fragment).
-pub(super) const F_QUERY_PLAIN: u8 = 8;
+pub(in crate::uri::key) const F_QUERY_PLAIN: u8 = 8;
 /// `unreserved / sub-delims / ":"`: userinfo, but not `%`.
-pub(super) const F_USERINFO: u8 = 16;
+pub(in crate::uri::key) const F_USERINFO: u8 = 16;
 
 const fn fast_table() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -45,13 +45,13 @@ const fn fast_table() -> [u8; 256] {
 }
 
 /// The class bits of every byte, for tables built at compile time.
-pub(super) const CLASSES: [u8; 256] = fast_table();
+pub(in crate::uri::key) const CLASSES: [u8; 256] = fast_table();
 
 /// The class bits of every byte.
 static FAST: [u8; 256] = CLASSES;
 
 /// Finds where a run of bytes of one class ends.
-pub(super) trait Scan: Copy {
+pub(in crate::uri::key) trait Scan: Copy {
     /// Skips bytes of class `C` (a single class bit) from `i` and returns
     /// the index of the first byte outside the class (or `s.len()`).
     fn skip<const C: u8>(self, s: &[u8], i: usize) -> usize;
@@ -59,7 +59,7 @@ pub(super) trait Scan: Copy {
 
 /// The portable scanner: eight bytes per step, a table lookup per byte.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Scalar;
+pub(in crate::uri::key) struct Scalar;
 
 impl Scan for Scalar {
     #[inline(always)]
@@ -88,7 +88,7 @@ const fn hex_table() -> [u8; 256] {
 }
 
 /// The flag of a lower-case digit in [`hex`].
-pub(super) const LOWER_HEX: u8 = 32;
+pub(in crate::uri::key) const LOWER_HEX: u8 = 32;
 
 static HEX: [u8; 256] = hex_table();
 
@@ -96,13 +96,13 @@ static HEX: [u8; 256] = hex_table();
 /// up for a byte that is not a hex digit. A table, not a `match`: digits
 /// and letters mix at random in escapes, and branches on them mispredict.
 #[inline(always)]
-pub(super) fn hex(b: u8) -> u8 {
+pub(in crate::uri::key) fn hex(b: u8) -> u8 {
     HEX[b as usize]
 }
 
 /// The class bits of `b`.
 #[inline(always)]
-pub(super) fn class(b: u8) -> u8 {
+pub(in crate::uri::key) fn class(b: u8) -> u8 {
     FAST[b as usize]
 }
 

@@ -1,8 +1,6 @@
 //! Property tests for the parser, the component model and resolution, with
 //! generators built from the RFC 3986 ABNF (not random strings).
 
-mod common;
-
 use proptest::prelude::*;
 use urikey::uri::{resolve, Components, HostKind, UriRef};
 
@@ -286,7 +284,7 @@ proptest! {
 
 /// Cases per property: 256 by default, `PROPTEST_CASES` to change it.
 fn cases() -> u32 {
-    common::proptest_cases(256)
+    crate::common::proptest_cases(256)
 }
 
 /// The fast parser, when it answers, agrees with the precise one.

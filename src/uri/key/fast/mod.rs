@@ -20,11 +20,13 @@
 //! rewrite. It is on only for flag sets within `FAST_SAFE`; the tests check
 //! that it writes exactly what the general path writes.
 
-pub(super) mod canonical;
+#[cfg(target_arch = "x86_64")]
+pub(super) mod avx2;
+#[cfg(target_arch = "x86_64")]
+pub(super) mod avx512;
+pub(super) mod masks;
+pub(super) mod scalar;
 
-use super::scan::{
-    hex, Scan, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX,
-};
 use crate::uri::host;
 use crate::uri::host::write_ipv6;
 use crate::uri::normalize::{strip_port_zeros, Flag, Flags};
@@ -32,10 +34,11 @@ use crate::uri::path::remove_dot_segments_in_place;
 use crate::uri::pct;
 use crate::uri::scheme;
 use crate::uri::table;
+use scalar::{hex, Scan, F_HOST, F_HOST_ANY, F_PATH_PLAIN, F_QUERY_PLAIN, F_USERINFO, LOWER_HEX};
 
 /// The flags of one canonicalizer, read once.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct OnePassWriter {
+pub(super) struct FastWriter {
     enabled: bool,
     lowercase_scheme: bool,
     lowercase_host: bool,
@@ -54,7 +57,7 @@ pub(super) struct OnePassWriter {
     host_rules: bool,
 }
 
-impl OnePassWriter {
+impl FastWriter {
     /// The writer for `flags`; `enabled` says whether the flags allow it.
     pub(super) fn new(flags: Flags, enabled: bool) -> Self {
         Self {
@@ -439,7 +442,7 @@ impl OnePassWriter {
 /// (little-endian), if it is `http`, `https`, `ws`, `wss`, `ftp` or `file`
 /// (in any case) followed by `://`, and whether it is written in lower
 /// case. `file` is not in the scheme table, so it gets no scheme rule, as
-/// [`OnePassWriter::other_scheme`] would give it; it is matched here
+/// [`FastWriter::other_scheme`] would give it; it is matched here
 /// because it is common (a third of the lines of the shared real lists'
 /// dump), and the general scheme reading cost those lines about 120
 /// instructions each.
@@ -509,7 +512,7 @@ impl WordScheme {
     }
 }
 
-/// What [`OnePassWriter::key`] found.
+/// What [`FastWriter::key`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Written {
     /// The key is `s[..len]`.
@@ -601,7 +604,7 @@ fn escape_at(s: &[u8], i: usize) -> Option<(u8, u8, u8)> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::scan::class;
+    use super::scalar::class;
     use super::*;
 
     fn is(b: u8, c: u8) -> bool {

@@ -1,0 +1,40 @@
+//! The integration tests: one binary, one module per area.
+//!
+//! Where a new test goes:
+//! * the library alone (no engine, no command): `conformance.rs` (the
+//!   shared vectors in `tests/conformance/`), `compat.rs` (the compat
+//!   presets), `props.rs` (properties of parsing, resolution and keys);
+//! * `urikey dedup`: `dedup/cli.rs` (options, inputs, outputs, failures),
+//!   `dedup/props.rs` (the engine against a naive reference),
+//!   `dedup/spill.rs` (runs larger than memory);
+//! * `urikey normalize` and the keys it prints: `normalize.rs`;
+//!   keys that must never change: `stable_keys.rs`;
+//! * `urikey parse` and `urikey resolve`: `cli.rs`;
+//! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
+//!   `state.rs`;
+//! * output files and streams of every command: `output.rs`.
+//!
+//! Helpers shared by several modules (running the binary, temporary files,
+//! the conformance vectors) are in `common.rs`. Tests that need the
+//! `urikey` binary build only with the `cli` feature. Allocation counting
+//! needs its own global allocator, so it is a binary of its own
+//! (`tests/no_alloc.rs`).
+
+mod common;
+
+mod compat;
+mod conformance;
+mod props;
+
+#[cfg(feature = "cli")]
+mod cli;
+#[cfg(feature = "cli")]
+mod dedup;
+#[cfg(feature = "cli")]
+mod normalize;
+#[cfg(feature = "cli")]
+mod output;
+#[cfg(feature = "cli")]
+mod stable_keys;
+#[cfg(feature = "cli")]
+mod state;
