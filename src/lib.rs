@@ -192,3 +192,8 @@ mod crate_map {
 #[cfg(all(doctest, feature = "engine"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// `docs/seen-store.md`'s Rust example, compiled and run as a doctest.
+#[cfg(all(doctest, feature = "engine"))]
+#[doc = include_str!("../docs/seen-store.md")]
+struct SeenStoreDoctests;

@@ -93,7 +93,8 @@ fn without_counts(out: &[u8]) -> String {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: common::proptest_cases(64),
+        // Each case makes a store and commits to it: at most 256 cases.
+        cases: common::proptest_cases(64).min(256),
         ..ProptestConfig::default()
     })]
 
@@ -173,7 +174,8 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: common::proptest_cases(12),
+        // Each case starts the binary several times: at most 32 cases.
+        cases: common::proptest_cases(12).min(32),
         ..ProptestConfig::default()
     })]
 

@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed, Xxh3};
 
+use super::super::prefetch::{prefetch, prefetch_item};
 use super::error::StoreError;
 
 /// First bytes of a run file.
@@ -54,6 +55,9 @@ const TRAILER_BYTES: u64 = 16;
 /// Keys per directory entry the writer aims at (at least this many, fewer
 /// than twice as many).
 const KEYS_PER_ENTRY: u64 = 32;
+/// How many lookups ahead [`RunFile::contains_sorted`] asks for the key a
+/// lookup will read (its directory entry: twice as far).
+const AHEAD: usize = 16;
 /// Most directory bits (2³² entries: 32 GiB of directory, for 2³⁷ keys).
 const MAX_DIR_BITS: u32 = 32;
 
@@ -458,13 +462,14 @@ impl RunFile {
     /// The stored low bits of the `i`-th fingerprint (not checked).
     #[inline]
     fn low(&self, i: u64) -> u128 {
-        let width = self.layout.key_bytes();
-        let at = (HEADER_BYTES + width * i) as usize;
+        // The 16 bytes that end with the key (the header lies before the
+        // first one): one fixed-size load, then the key's bytes kept.
+        let end = (HEADER_BYTES + self.layout.key_bytes() * (i + 1)) as usize;
         let mut b = [0u8; 16];
-        if let Some(s) = self.map.get(at..at + width as usize) {
-            b[16 - width as usize..].copy_from_slice(s);
+        if let Some(s) = self.map.get(end.wrapping_sub(16)..end) {
+            b.copy_from_slice(s);
         }
-        u128::from_be_bytes(b)
+        u128::from_be_bytes(b) & self.layout.low_mask()
     }
 
     /// The `i`-th fingerprint, which lies in directory entry `e` (not
@@ -519,19 +524,50 @@ impl RunFile {
     /// Sets `found[i]` for every `fps[i]` this run holds; `fps` is sorted
     /// ascending, and entries already found are skipped.
     ///
+    /// Each lookup is a random read of the mapped keys: what the lookup
+    /// [`AHEAD`] places on reads (its directory entry twice as far ahead,
+    /// then the key where it is expected) is asked for early, so that
+    /// several reads are in flight at once.
+    ///
     /// # Errors
     /// [`StoreError::Corrupt`] when a block read fails its checksum.
     pub fn contains_sorted(&self, fps: &[u128], found: &mut [bool]) -> Result<(), StoreError> {
         if self.layout.keys == 0 {
             return Ok(());
         }
-        for (fp, f) in fps.iter().zip(found.iter_mut()) {
-            if *f {
-                continue;
+        for i in 0..fps.len().min(found.len()) {
+            if let Some(&fp) = fps.get(i + 2 * AHEAD) {
+                prefetch_item(&self.dir, self.layout.entry_of(fp));
             }
-            *f = self.contains(*fp)?;
+            if let Some(&fp) = fps.get(i + AHEAD) {
+                let e = self.layout.entry_of(fp);
+                if let (Some(&lo), Some(&hi)) = (self.dir.get(e), self.dir.get(e + 1)) {
+                    if lo < hi {
+                        let at = HEADER_BYTES + self.layout.key_bytes() * self.guess(fp, lo, hi);
+                        prefetch(&self.map, at as usize);
+                    }
+                }
+            }
+            if !found[i] {
+                found[i] = self.contains(fps[i])?;
+            }
         }
         Ok(())
+    }
+
+    /// Where `fp` is expected among the keys `lo..hi` of its directory
+    /// entry: fingerprints are uniform, so the keys of an entry are spread
+    /// evenly over the entry's share of them.
+    #[inline]
+    fn guess(&self, fp: u128, lo: u64, hi: u64) -> u64 {
+        let rest = if self.layout.dir_bits == 0 {
+            fp
+        } else {
+            fp << self.layout.dir_bits
+        };
+        let frac = (rest >> 64) as u64;
+        let g = lo + ((u128::from(frac) * u128::from(hi - lo)) >> 64) as u64;
+        g.min(hi - 1)
     }
 
     /// Whether this run holds `fp`.
@@ -550,22 +586,34 @@ impl RunFile {
         for b in lo / BLOCK_KEYS..=(hi - 1) / BLOCK_KEYS {
             self.check_block(b)?;
         }
-        // Every key of the range has the top bits of `fp`.
+        // Every key of the range has the top bits of `fp`: from where it is
+        // expected, a walk up or down (a few keys: the keys of an entry are
+        // close to evenly spread).
+        let mut at = self.guess(fp, lo, hi);
         let fp = fp & self.layout.low_mask();
-        let (mut lo, mut hi) = (lo, hi);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let k = self.low(mid);
+        let k = self.low(at);
+        if k < fp {
+            while at + 1 < hi {
+                at += 1;
+                let k = self.low(at);
+                if k >= fp {
+                    return Ok(k == fp);
+                }
+            }
+            Ok(false)
+        } else {
             if k == fp {
                 return Ok(true);
             }
-            if k < fp {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+            while at > lo {
+                at -= 1;
+                let k = self.low(at);
+                if k <= fp {
+                    return Ok(k == fp);
+                }
             }
+            Ok(false)
         }
-        Ok(false)
     }
 
     /// Asks the kernel to read the fingerprints ahead (`sequential`: for a
