@@ -211,6 +211,13 @@ impl SeenStore {
                 why: "no such directory (`urikey state init` makes one)".to_owned(),
             });
         }
+        if !dir.join(MANIFEST).exists() {
+            // Before the lock, which would leave a LOCK file behind.
+            return Err(Manifest::read(dir).err().unwrap_or(StoreError::NotAStore {
+                dir: dir.to_owned(),
+                why: format!("it has no {MANIFEST}"),
+            }));
+        }
         let lock = match access {
             Access::Write => Some(WriterLock::take(dir)?),
             Access::ReadOnly => None,
@@ -893,6 +900,9 @@ mod tests {
         ));
         let e = SeenStore::open(dir.path(), Access::ReadOnly).unwrap_err();
         assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
+        let e = SeenStore::open(dir.path(), Access::Write).unwrap_err();
+        assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
+        assert!(!dir.path().join(lock::LOCK).exists(), "no lock left in a foreign directory");
         let e = SeenStore::open(&dir.path().join("nope"), Access::ReadOnly).unwrap_err();
         assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
         // open_or_create makes one in an empty or missing directory.
