@@ -2,10 +2,8 @@
 //! (`COUNT\tLINE\n`, in first-seen order), formatted in pieces by several
 //! threads and written in order by the writer thread.
 //!
-//! The output is written after the input has ended, when nothing else runs:
-//! on the 1 GiB crawl dump one thread took 0.49 s to format its 6.75 M
-//! lines (reading each back from the input and writing its count), a
-//! quarter of the run.
+//! The output is written after the input has ended, when nothing else
+//! runs: formatted by one thread, it was a quarter of the run.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};

@@ -2,13 +2,9 @@
 //!
 //! A buffered write copies every byte into a page-cache page the kernel
 //! must first allocate, and the commit then waits for all those pages to
-//! reach the disk. On the 2-core VM of the README, with the page cache
-//! full, writing the 4.2 GB output of an 8 GiB run that way took 11 to 14
-//! seconds of system time, a fifth of the run's CPU in the copy into the
-//! page cache alone; written around the cache, 2.2 to 2.5 seconds, and the
-//! run took 16.4 to 17.2 s instead of 20.6 to 22.1 s (3 alternating
-//! pairs). `dd` wrote a 1 GiB file there at 0.9 to 1.2 GB/s direct and at
-//! 380 MB/s buffered with a flush. Past [`DIRECT_FROM`] bytes,
+//! reach the disk. With the page cache full, a multi-GB output costs a
+//! fifth of the run's CPU in that copy alone; written around the cache,
+//! the run is about a fifth faster. Past [`DIRECT_FROM`] bytes,
 //! [`OutputFile`](super::OutputFile) hands its data to a [`DirectWriter`],
 //! which writes whole blocks straight to the disk through a second handle
 //! opened with `O_DIRECT`: from the caller's memory when they start a block

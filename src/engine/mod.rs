@@ -4,8 +4,9 @@
 //! ```text
 //!  inputs ──► reader thread ──► chunks ──► batch ──► phase 1 (rayon, per chunk)
 //!  (mmap,      (cut at \n,                           line → uri key → XXH3-128,
-//!   stdin,      BOM, long                            bucket by shard
-//!   gz, zst)    lines)                                  │
+//!   stdin, gz,  BOM, long                            bucket by shard
+//!   zst, xz,    lines)                                  │
+//!   bz2)                                                │
 //!                                                       ▼
 //!                                          phase 2 (rayon, per shard)
 //!                                          insert in chunk order, flag new lines
@@ -18,13 +19,14 @@
 //! ```
 //!
 //! While the writer writes one batch, the workers process the next and the
-//! reader cuts the one after; at most three batches exist at a time.
+//! reader cuts the one after: at most three batches exist at a time, each
+//! of four chunks per thread (at least eight).
 //! `surt` and `hash` keys, which are not in memory as printed, are
 //! formatted on the workers after phase 2.
 //!
-//! Inputs that are regular files are memory-mapped; stdin, pipes and
-//! compressed inputs (gzip and zstd, recognised by their magic bytes) are
-//! streamed. A batch holds a bounded number of chunks, so memory grows with
+//! Inputs that are regular files are memory-mapped when the caller chose
+//! [`MmapChoice::auto`]; everything else, and compressed inputs (gzip, zstd,
+//! xz and bzip2, recognised by their magic bytes), is streamed. A batch holds a bounded number of chunks, so memory grows with
 //! the number of distinct keys only, never with the input size.
 //!
 //! # Output does not depend on threads or chunking
@@ -70,8 +72,9 @@
 //! # Counts
 //!
 //! With [`Select::Counts`] nothing can be written before the whole input is
-//! read: the engine keeps, per distinct key, its output line, an 8-byte
-//! count, an 8-byte index and a 4-byte id next to its fingerprint.
+//! read: the engine keeps, per distinct key, its output line (or, for a
+//! mapped input, where the line lies), an 8-byte count and a 4-byte id
+//! next to its fingerprint.
 
 mod batch;
 mod chunk;
@@ -219,10 +222,10 @@ pub struct SpillHooks {
     pub fail_after_bytes: Option<u64>,
 }
 
-/// Default `chunk_size`: 768 KiB. About 24 chunks are in flight with
-/// their line records and keys (three batches of eight), so this
-/// sets the fixed working set: 43 MiB at 768 KiB against 95 MiB at 2 MiB,
-/// for the same CPU time within noise (1 GiB gen-crawl, 2 threads).
+/// Default `chunk_size`: 768 KiB. Three batches of chunks are in flight
+/// with their line records and keys (24 chunks with 2 threads), so this
+/// sets the fixed working set: about 43 MiB with 2 threads, for the same
+/// CPU time as larger chunks.
 pub const DEFAULT_CHUNK_BYTES: usize = 768 << 10;
 
 /// Most worker threads a run takes: each has its own scratch buffers and

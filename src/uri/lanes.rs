@@ -1,16 +1,18 @@
 //! Sixteen bytes tested at once, for the byte searches of the compatibility
-//! presets (`compat/bytes.rs`) and the engine's newline scan.
+//! presets (`compat/bytes.rs`), the parser's check of what follows an
+//! authority (`parse.rs`), SURT keys (`surt.rs`) and the engine's newline
+//! scan.
 //!
 //! A test is written once as compares on a [`Lanes`] value (`eq`, `range`,
 //! `|`, `&`, `!`), and [`Lanes::bits`] gives one bit per byte, so that the
 //! first match is a `trailing_zeros` away: no second, byte-by-byte search
 //! of the chunk. On x86-64 the lanes are an SSE2 register (SSE2 is part of
 //! the x86-64 baseline); elsewhere a plain array with the same meaning.
+//! A fold over the 16 bytes left to the compiler vectorizes badly and
+//! loses where the match is.
 //!
-//! Before, a branch-free fold over the 16 bytes was left to the compiler:
-//! it reduced the compares to one `bool` in 10 to 20 instructions plus a
-//! call (it vectorized badly when inlined), and the match was then looked
-//! for again byte by byte.
+//! The SSE2 intrinsics are this module's `unsafe` code; each call says why
+//! it is sound.
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub(crate) use sse2::Lanes;

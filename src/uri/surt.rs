@@ -72,9 +72,9 @@ pub fn write_surt(uri_key: &[u8], out: &mut Vec<u8>) {
 /// does not start with a digit (so it is a reg-name, never an IPv4
 /// address), an optional port, and a valid path, query and fragment. The
 /// same bytes as [`write_any_surt`] (a test compares them); `false`, with
-/// nothing written, for any other key. On the keys of the crawl dump a
-/// SURT took 133 ns parsed into a `UriRef` first, 82 ns here (the
-/// authority and the rest are checked sixteen bytes at a time).
+/// nothing written, for any other key. Skipping the parse makes a SURT of
+/// a crawl key about 40% cheaper (the authority and the rest are checked
+/// sixteen bytes at a time).
 fn write_web_surt(key: &[u8], out: &mut Vec<u8>) -> bool {
     let (https, rest) = match key {
         [b'h', b't', b't', b'p', b':', b'/', b'/', rest @ ..] => (false, rest),

@@ -19,8 +19,8 @@ pub(super) const HUGE_PAGE: usize = 2 << 20;
 /// in the CPU's caches, and a huge page costs more to fault in where the
 /// system is a virtual machine whose host takes back free memory (free
 /// page reporting works in 2 MiB blocks, which are what a huge page is
-/// made of): on the VM measured, fresh huge pages faulted in at 0.5 GB/s,
-/// small pages at 2.8 GB/s.
+/// made of): there fresh huge pages fault in at a fifth of the speed of
+/// small pages.
 pub(super) const HUGE_FROM: usize = 8 << 20;
 
 /// Buckets in a huge page.
@@ -33,16 +33,14 @@ const RESERVE_FACTOR: usize = 8;
 
 /// The least address space a table of a huge page or more reserves: room
 /// for about 70 M fingerprints, so that the engine's 16 shards grow in
-/// place up to a billion keys. With 8 times the first huge page only, each
-/// shard outgrew its range at 16 MiB and moved to a new map, re-inserting
-/// its entries and faulting in fresh pages for them: in an 8 GiB run that
-/// took about 0.85 CPU seconds (by perf samples: the copy 0.4, the page
-/// faults 0.45), against 0.25 for rebuilding in place. Address space that
+/// place up to a billion keys: a shard that outgrows its range moves to a
+/// new map, re-inserting its entries and faulting in fresh pages for them,
+/// which costs about three times a rebuild in place. Address space that
 /// is never touched costs no memory (the map is made without a swap
 /// reservation), but it counts against `ulimit -v` and under strict
 /// overcommit: there a table reserves 8 times its size only (see
-/// [`address_space_is_free`](super::super::memory::address_space_is_free)), else an
-/// 8 GiB run under `ulimit -v 11500000` ran out of address space.
+/// [`address_space_is_free`](super::super::memory::address_space_is_free)), else a
+/// large run under a `ulimit -v` runs out of address space.
 const RESERVE_BYTES: usize = 1 << 30;
 
 /// Zero-initialised storage for `len` buckets.
@@ -71,11 +69,10 @@ impl Slots {
         let bytes = len * BUCKET;
         if bytes >= HUGE_TABLE_BYTES {
             // A table of at least one huge page gets a huge page of slack so
-            // that it can start on a huge-page boundary: an unaligned 3 MiB
-            // table got at most one huge page, and with lengths that are not
-            // powers of two half of all table memory went without (perf: the
-            // 1 GiB engine-only run took 25 % more CPU). The slack is never
-            // touched, so it costs address space, not memory.
+            // that it can start on a huge-page boundary: unaligned, a table
+            // whose length is not a power of two gets huge pages for about
+            // half its memory. The slack is never touched, so it costs
+            // address space, not memory.
             let slack = if bytes >= HUGE_PAGE { HUGE_PAGE } else { 0 };
             // Room to grow in place: address space only (never touched
             // until used), generous only where that is free. Falls back to
@@ -207,8 +204,8 @@ fn advise_huge(map: &memmap2::MmapMut, start: usize) {
 /// [`Slots::zeroed`]). On a rayon pool's thread, a range of more than
 /// [`POPULATE_PIECE`] is split between the pool's threads: while one shard's
 /// table grows, the other workers have often finished their shards and
-/// wait, and a fresh huge page took 3.3 ms to fault in on the VM measured
-/// (the host backs it on first touch).
+/// wait, and a fresh huge page is slow to fault in on a VM whose host backs
+/// it on first touch (milliseconds).
 #[cfg(target_os = "linux")]
 pub(super) fn populate(map: &memmap2::MmapMut, start: usize, len: usize) {
     if len > POPULATE_PIECE && rayon::current_thread_index().is_some() {

@@ -36,9 +36,9 @@ const MIN_PARTITION_KEYS: usize = 1 << 16;
 
 /// The shards, with their indexes, in the order phase 2 takes them, longest
 /// task first, so that no worker is left with a long one while the others
-/// wait: those whose table grows in this batch, the largest first (at 8 GiB
-/// a growth took 5 to 76 ms, a shard's inserts of one batch about half a
-/// millisecond), then the rest by entries.
+/// wait: those whose table grows in this batch, the largest first (a
+/// growth can take a hundred times a shard's inserts of one batch), then
+/// the rest by entries.
 fn longest_first<'s>(
     shards: &'s mut [ShardState],
     works: &[ChunkState],

@@ -95,8 +95,8 @@ pub fn run(
         spawn_named(scope, "urikey-reader", move || {
             read_inputs(inputs, mmap, limits, shape, &reader_raw, &chunk_tx);
         })?;
-        // A batch is handed over only when the writer is free, so at most
-        // two batches exist: one being written, one being processed.
+        // A batch is handed over only when the writer is free: one batch
+        // is being written, one processed, and one cut by the reader.
         let (out_tx, out_rx) = mpsc::sync_channel::<ToWriter>(0);
         let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<ChunkState>>();
         let render = &render;

@@ -79,10 +79,9 @@ pub(super) fn read_inputs(
 }
 
 /// Groups the reader's chunks into batches. One message a batch rather
-/// than one a chunk: with a channel of eight chunks the reader blocked on
-/// nearly every send (1,700 context switches on the 1 GiB crawl dump, half
-/// of them on the channel's own lock), and each chunk the driver took woke
-/// it again. Every batch but the last is full, so the chunks of the one
+/// than one a chunk: a channel of chunks blocks the reader on nearly every
+/// send, and each chunk the driver takes wakes it again. Every batch but
+/// the last is full, so the chunks of the one
 /// being filled say where the next chunk falls in the [`ChunkShape`].
 struct BatchSender<'a> {
     tx: &'a SyncSender<Result<Vec<Chunk>, Error>>,

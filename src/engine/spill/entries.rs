@@ -9,8 +9,8 @@
 //! the end of the previous slice (as a zigzag varint, though it never goes
 //! back); then the length, a varint. Any other entry carries its printed
 //! bytes after a little-endian `u32` length. Numbers are deltas because
-//! they are small: a slice entry of the synthetic crawl dumps takes 4 bytes
-//! where three fixed-width fields took 24 (and its line, 78 on average).
+//! they are small: a slice entry of a crawl dump takes about 4 bytes, where
+//! three fixed-width fields would take 24.
 
 use std::io::{self, Read};
 

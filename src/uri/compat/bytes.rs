@@ -53,8 +53,8 @@ pub(super) fn quote(data: &[u8], safe: &Set, out: &mut Vec<u8>) {
 }
 
 /// Does any byte of `data` pass the test? Replaces `memchr` on the short
-/// strings of a URL: for a 100-byte line `memchr`'s call and dispatch cost
-/// about 60 instructions, as much as this whole test (callgrind).
+/// strings of a URL, where `memchr`'s call and dispatch cost as much as
+/// this whole test.
 #[inline(always)]
 pub(super) fn any(data: &[u8], lanes: impl Fn(Lanes) -> Lanes, byte: impl Fn(u8) -> bool) -> bool {
     find(data, lanes, byte).is_some()
