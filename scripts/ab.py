@@ -29,6 +29,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from bench_machine import describe, machine
+
 PHASE = re.compile(r"(keys|inserts) ([0-9.]+) s")
 
 
@@ -73,6 +75,7 @@ def main() -> None:
     parser.add_argument("b")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     opts = parser.parse_args()
+    info = machine()  # before the runs: the load average at the start
     # Kept by label, not by path: an A/A test passes the same binary twice.
     binaries = {"A": opts.a, "B": opts.b}
     runs = {"A": Runs(), "B": Runs()}
@@ -91,6 +94,8 @@ def main() -> None:
             for name, seconds in PHASE.findall(stderr):
                 r.phases.setdefault(name, []).append(float(seconds))
             print(f"{turn + 1:3} {binary}: {wall:.3f} s", file=sys.stderr)
+    print(describe(info))
+    print(f"Command: {' '.join(opts.args)}")
     print(f"{len(order) // 2} runs each, in the order A B B A; medians (seconds, MiB):")
     for label, binary in binaries.items():
         r = runs[label]

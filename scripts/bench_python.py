@@ -22,6 +22,7 @@ import urikey
 import url_normalize
 import w3lib.url
 from ada_url import normalize_url as ada_normalize
+from bench_machine import describe, machine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -132,6 +133,7 @@ def synthetic(i: int) -> str:
 
 
 def main() -> None:
+    info = machine()  # before the runs: the load average at the start
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--input", type=Path, required=True)
     ap.add_argument("--lines", type=int, default=200_000)
@@ -236,6 +238,8 @@ def main() -> None:
     lines = [
         "# urikey from Python: throughput against Python URL canonicalizers",
         "",
+        describe(info),
+        "",
         f"Same list, same run: {n:,} URLs from `{args.input.name}` "
         f"(repeated to {n:,} lines), CPython {platform.python_version()}, "
         f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start.",
@@ -268,6 +272,7 @@ def main() -> None:
     (args.out / "results.json").write_text(
         json.dumps(
             {
+                "machine": info,
                 "urls": n,
                 "rates": dict(rows),
                 "per_call_ns": per_call * 1e9,

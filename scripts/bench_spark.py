@@ -26,6 +26,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 import pandas as pd
 import pyspark
 import urikey
+from bench_machine import describe, machine
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from urikey import spark as uks
@@ -78,6 +79,7 @@ def first_seq_only(df: DataFrame) -> DataFrame:
 
 
 def main() -> None:
+    info = machine()  # before the runs: the load average at the start
     ap = argparse.ArgumentParser()
     ap.add_argument("--dump", required=True, type=Path)
     ap.add_argument("--cli", required=True, type=Path)
@@ -171,6 +173,8 @@ def main() -> None:
         "",
         f"Command: `{args.command}`",
         "",
+        describe(info),
+        "",
         "| variant | wall s | lines/s | rows out | shuffled B/line | vs urikey.spark.dedup "
         "| vs raw dropDuplicates |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -197,7 +201,7 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(md), encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps(
-        {"lines": lines, "bytes": dump.stat().st_size, "results": results,
+        {"machine": info, "lines": lines, "bytes": dump.stat().st_size, "results": results,
          "key_rate_per_core": key_rate}, indent=2) + "\n", encoding="utf-8")  # fmt: skip
     print("\n".join(md))
 

@@ -193,6 +193,12 @@ mod crate_map {
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+/// The Rust examples of `docs/compat.md`, compiled and run as doctests (every
+/// file of `docs/` with a Rust example gets an item like this one).
+#[cfg(doctest)]
+#[doc = include_str!("../docs/compat.md")]
+struct CompatDocDoctests;
+
 /// `docs/seen-store.md`'s Rust example, compiled and run as a doctest.
 #[cfg(all(doctest, feature = "engine"))]
 #[doc = include_str!("../docs/seen-store.md")]

@@ -49,7 +49,7 @@ pub fn for_each_line(
 /// another process truncates during the run ends the run with SIGBUS).
 pub fn mmap() -> MmapChoice {
     // SAFETY: the command's documented contract with its user is that
-    // inputs do not change while it reads them (README, "Inputs").
+    // inputs do not change while it reads them (README, "Input formats").
     unsafe { MmapChoice::auto() }
 }
 

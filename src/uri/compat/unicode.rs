@@ -9,7 +9,7 @@
 use super::tables;
 
 /// Which Unicode data an NFKC pass uses.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Ucd {
     /// `unicodedata` of CPython 3.11 (Unicode 14.0).
     V14,
@@ -51,13 +51,13 @@ const S_COUNT: u32 = L_COUNT * N_COUNT;
 
 impl Ucd {
     fn decomp(self, cp: u32) -> Option<&'static str> {
-        map_lookup(
-            match self {
-                Ucd::V14 => tables::NFKD_14,
-                Ucd::V32 => tables::NFKD_32,
-            },
-            cp,
-        )
+        if self == Ucd::V32 {
+            // Unicode 3.2 is stored as its difference from 14.0.
+            if let Some(d) = map_lookup(tables::NFKD_32_DELTA, cp) {
+                return (!d.is_empty()).then_some(d);
+            }
+        }
+        map_lookup(tables::NFKD_14, cp)
     }
 
     /// The canonical combining class. CPython reads it from its current
