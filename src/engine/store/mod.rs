@@ -14,11 +14,11 @@
 //! A store is a set of sorted, disjoint, immutable runs (after the sieve and
 //! DRUM crawlers' sorted batches and LSM trees' runs): each commit writes
 //! the new keys as one more run, and small runs are merged as they
-//! accumulate ([`compact`]), so a store has a handful of runs. Each run
+//! accumulate (`compact.rs`), so a store has a handful of runs. Each run
 //! keeps a directory of its keys' top bits and a checksum per 1 KiB block
 //! in memory (about 0.4 bytes per key), and its keys mapped from disk: a
 //! lookup reads one entry of the directory and 512 bytes of keys (see
-//! [`format`]). Lookups come in batches sorted by fingerprint.
+//! `format.rs`). Lookups come in batches sorted by fingerprint.
 //!
 //! # Commits
 //!
@@ -902,7 +902,10 @@ mod tests {
         assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
         let e = SeenStore::open(dir.path(), Access::Write).unwrap_err();
         assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
-        assert!(!dir.path().join(lock::LOCK).exists(), "no lock left in a foreign directory");
+        assert!(
+            !dir.path().join(lock::LOCK).exists(),
+            "no lock left in a foreign directory"
+        );
         let e = SeenStore::open(&dir.path().join("nope"), Access::ReadOnly).unwrap_err();
         assert!(matches!(e, StoreError::NotAStore { .. }), "{e}");
         // open_or_create makes one in an empty or missing directory.
