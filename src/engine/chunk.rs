@@ -14,7 +14,9 @@
 use std::io::{self, Read};
 use std::ops::Range;
 
+use super::formats::{Extract, RecordPos};
 use super::input::SharedBytes;
+use super::Problem;
 
 use super::lines::BOM;
 
@@ -38,6 +40,35 @@ pub struct Chunk {
     /// The last line was longer than the limit and was cut short; the rest
     /// of it is not in any chunk.
     pub truncated_tail: bool,
+    /// How the URL of each line is found.
+    pub extract: Extract,
+    /// For the lines a record format wrote: where each line comes from,
+    /// and which lines stand for invalid records.
+    pub records: Option<Box<RecordIndex>>,
+}
+
+/// Where the lines of a chunk written by a record format come from
+/// ([`super::formats::records::Lines`]).
+#[derive(Debug, Default)]
+pub struct RecordIndex {
+    /// The record of each line of the chunk, in order.
+    pub pos: Vec<RecordPos>,
+    /// The lines that stand for invalid records, by line index, in order.
+    pub faults: Vec<RecordFault>,
+    /// Bytes of the (decompressed) input read once the chunk's records
+    /// were.
+    pub input_end: u64,
+}
+
+/// A line of a chunk that stands for an invalid record.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordFault {
+    /// Index of the line in the chunk.
+    pub ordinal: u32,
+    /// What is wrong.
+    pub problem: Problem,
+    /// Offset of the offending byte in the line.
+    pub index: u32,
 }
 
 impl Chunk {
@@ -194,6 +225,8 @@ impl ChunkShape {
 
 /// Cuts a shared buffer into chunks (skipping a leading BOM).
 pub struct SliceChunker {
+    /// How the URL of each line is found.
+    pub extract: Extract,
     bytes: SharedBytes,
     pos: usize,
     limits: Limits,
@@ -209,6 +242,7 @@ impl SliceChunker {
             0
         };
         Self {
+            extract: Extract::Line,
             bytes,
             pos,
             limits,
@@ -231,6 +265,8 @@ impl SliceChunker {
             offset: self.pos as u64,
             data: ChunkData::Shared(self.bytes.clone(), self.pos..cut.end),
             truncated_tail: cut.truncated,
+            extract: self.extract,
+            records: None,
         };
         let consumed = (cut.next - self.pos) as u64;
         self.pos = cut.next;
@@ -241,6 +277,8 @@ impl SliceChunker {
 /// Cuts a stream into chunks (skipping a leading BOM), reading at most
 /// about `max(chunk_size, max_line_bytes + 2)` bytes ahead.
 pub struct StreamChunker<R> {
+    /// How the URL of each line is found.
+    pub extract: Extract,
     reader: R,
     /// Unconsumed bytes; `buf[0]` is at input offset `offset`.
     buf: Vec<u8>,
@@ -259,6 +297,7 @@ impl<R: Read> StreamChunker<R> {
     /// Chunks of `reader`, which is input number `input`.
     pub fn new(reader: R, input: usize, limits: Limits) -> Self {
         Self {
+            extract: Extract::Line,
             reader,
             buf: Vec::new(),
             offset: 0,
@@ -311,6 +350,8 @@ impl<R: Read> StreamChunker<R> {
             offset: self.offset,
             data: ChunkData::Owned(data),
             truncated_tail: truncated,
+            extract: self.extract,
+            records: None,
         };
         self.offset += end as u64;
         self.scanned = 0;

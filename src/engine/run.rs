@@ -17,6 +17,8 @@ use super::batch::{ChunkState, Render, ScanConfig, ShardState, UniqueSpan, Uniqu
 use super::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
 use super::counted;
 use super::error::Error;
+use super::formats::records::{Lines, RecordReader};
+use super::formats::{self, Format, InputFormat};
 use super::fpset;
 use super::input::{self, Input, SharedBytes, Source};
 use super::lines;
@@ -31,7 +33,7 @@ use super::spill::{
     RESOLVE_BYTES_PER_KEY,
 };
 use super::stats::Stats;
-use super::{Config, Emit, InvalidLine, Select, MAX_CHUNK_BYTES, MAX_THREADS};
+use super::{Config, Emit, Field, InvalidLine, Select, MAX_CHUNK_BYTES, MAX_THREADS};
 
 /// The writer thread writes its gathered output in pieces of at least this
 /// many bytes (one chunk's output can take it past that).
@@ -103,8 +105,19 @@ pub fn run(
             batch_len,
             threads,
         };
+        let format = &config.format;
+        let field = config.field;
         spawn_named(scope, "urikey-reader", move || {
-            read_inputs(inputs, limits, shape, &reader_raw, &chunk_tx);
+            read_inputs(
+                inputs,
+                format,
+                field,
+                threads,
+                limits,
+                shape,
+                &reader_raw,
+                &chunk_tx,
+            );
         })?;
         // A batch is handed over only when the writer is free, so at most
         // two batches exist: one being written, one being processed.
@@ -235,8 +248,12 @@ fn check_config(config: &Config) -> Result<(), Error> {
 
 /// The reader thread: every input in order, cut into chunks, sent to the
 /// driver a batch at a time (the last one may be shorter).
+#[allow(clippy::too_many_arguments)]
 fn read_inputs(
     inputs: Vec<Input>,
+    format: &InputFormat,
+    field: Option<Field>,
+    threads: usize,
     limits: Limits,
     shape: ChunkShape,
     raw_read: &Arc<AtomicU64>,
@@ -248,17 +265,49 @@ fn read_inputs(
         shape,
     };
     for (index, input) in inputs.into_iter().enumerate() {
-        let name = input.name();
-        let source = match input::open(input, raw_read) {
+        let opened = match formats::records::open(input, format, field, raw_read) {
             Ok(s) => s,
             Err(e) => {
                 let _ = tx.send(Err(e));
                 return;
             }
         };
-        match source {
-            Source::Slice(bytes) => {
+        let name = opened.name;
+        let extract = opened.extract;
+        match (opened.format, opened.source) {
+            (Format::Warc | Format::Wat, source) => {
+                let (reader, compression) = formats::records::into_reader(source);
+                let mut records = RecordReader::new(opened.format, reader, format);
+                let mut lines = Lines::new(index, formats::records::record_extract(opened.format));
+                loop {
+                    let more = records.next_record(&mut |item| lines.push(item));
+                    if lines.len() >= out.next_size() || !matches!(more, Ok(true)) {
+                        if let Some(chunk) = lines.take(records.offset()) {
+                            if !out.push(chunk) {
+                                return;
+                            }
+                        }
+                    }
+                    match more {
+                        Ok(true) => {}
+                        Ok(false) => break,
+                        Err(e) => {
+                            out.flush();
+                            let _ =
+                                tx.send(Err(records.error(e, &name, opened.format, compression)));
+                            return;
+                        }
+                    }
+                }
+            }
+            (Format::Parquet, source) => {
+                if !read_parquet(&name, index, source, format, &mut out, threads) {
+                    return;
+                }
+            }
+            (_, Source::Slice(bytes)) => {
                 let mut chunker = SliceChunker::new(bytes, index, limits);
+                chunker.extract = extract;
                 loop {
                     chunker.set_chunk_size(out.next_size());
                     let Some((chunk, consumed)) = chunker.next_chunk() else {
@@ -270,11 +319,15 @@ fn read_inputs(
                     }
                 }
             }
-            Source::Stream {
-                reader,
-                compression,
-            } => {
+            (
+                _,
+                Source::Stream {
+                    reader,
+                    compression,
+                },
+            ) => {
                 let mut chunker = StreamChunker::new(reader, index, limits);
+                chunker.extract = extract;
                 loop {
                     chunker.set_chunk_size(out.next_size());
                     match chunker.next_chunk() {
@@ -285,6 +338,7 @@ fn read_inputs(
                         }
                         Ok(None) => break,
                         Err(source) => {
+                            out.flush();
                             let _ = tx.send(Err(Error::Read {
                                 path: name,
                                 compression,
@@ -331,10 +385,75 @@ impl BatchSender<'_> {
     }
 
     /// Sends the last, shorter batch, if any.
-    fn finish(self) {
+    fn finish(mut self) {
+        self.flush();
+    }
+
+    /// Sends the batch being filled, if any (before an error, so that
+    /// the lines before it are written).
+    fn flush(&mut self) {
         if !self.batch.is_empty() {
-            let _ = self.tx.send(Ok(self.batch));
+            let batch = std::mem::take(&mut self.batch);
+            let _ = self.tx.send(Ok(batch));
         }
+    }
+}
+
+/// Reads a Parquet input's column into the batches, row groups on
+/// `threads` threads; false when the run is to stop (the driver is gone,
+/// or an error was sent).
+fn read_parquet(
+    name: &str,
+    index: usize,
+    source: Source,
+    format: &InputFormat,
+    out: &mut BatchSender<'_>,
+    threads: usize,
+) -> bool {
+    #[cfg(feature = "parquet")]
+    {
+        let bytes = match formats::records::into_bytes(source) {
+            Ok(b) => b,
+            Err(source) => {
+                let _ = out.tx.send(Err(Error::Read {
+                    path: name.to_owned(),
+                    compression: None,
+                    offset: 0,
+                    source,
+                }));
+                return false;
+            }
+        };
+        let mut lines = Lines::new(index, formats::Extract::Line);
+        let mut alive = true;
+        let read =
+            formats::parquet::for_each_value(name, bytes, &format.column, threads, &mut |item| {
+                lines.push(item);
+                if lines.len() >= out.next_size() {
+                    if let Some(chunk) = lines.take(0) {
+                        alive = out.push(chunk);
+                    }
+                }
+                alive
+            });
+        if let Some(chunk) = lines.take(0) {
+            alive = alive && out.push(chunk);
+        }
+        if let Err(e) = read {
+            out.flush();
+            let _ = out.tx.send(Err(e));
+            return false;
+        }
+        alive
+    }
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = (source, format, threads, index);
+        out.flush();
+        let _ = out.tx.send(Err(Error::Config(format!(
+            "{name} is a Parquet file; this build reads no Parquet (feature `parquet`)"
+        ))));
+        false
     }
 }
 
@@ -813,7 +932,6 @@ impl<'a> Driver<'a> {
         let keep_keys = config.exact || config.emit == Emit::Key;
         let scan = ScanConfig {
             keyer: &config.keyer,
-            field: config.field,
             max_line_bytes: config.max_line_bytes,
             keep_keys,
         };
@@ -905,7 +1023,12 @@ impl<'a> Driver<'a> {
             self.lines_in[chunk.input] += work.lines;
             self.stats.lines += work.lines;
             self.stats.blank += work.blank;
-            let end = chunk.offset + chunk.bytes().len() as u64;
+            let end = match &chunk.records {
+                // Record formats: the bytes of the records read.
+                Some(r) if r.input_end > 0 => r.input_end,
+                Some(_) => self.input_end[chunk.input] + chunk.bytes().len() as u64,
+                None => chunk.offset + chunk.bytes().len() as u64,
+            };
             self.stats.bytes += end - self.input_end[chunk.input].min(end);
             self.input_end[chunk.input] = end;
             self.stats.invalid += work.invalid.len() as u64;
@@ -915,10 +1038,20 @@ impl<'a> Driver<'a> {
                     .invalid_by_reason
                     .entry(inv.problem.name())
                     .or_insert(0) += 1;
+                let (line, byte) = match &chunk.records {
+                    Some(r) => {
+                        let pos = r.pos.get(inv.ordinal as usize).copied().unwrap_or_default();
+                        (pos.record, pos.byte)
+                    }
+                    None => (
+                        first_line + u64::from(inv.ordinal) + 1,
+                        chunk.offset + u64::from(inv.start) + u64::from(inv.index),
+                    ),
+                };
                 observer.invalid(&InvalidLine {
                     source,
-                    line: first_line + u64::from(inv.ordinal) + 1,
-                    byte: chunk.offset + u64::from(inv.start) + u64::from(inv.index),
+                    line,
+                    byte,
                     problem: inv.problem,
                     text: work.invalid_line(inv),
                 });
