@@ -289,6 +289,9 @@ pub struct StreamChunker<R> {
     started: bool,
     /// Discarding the rest of a too-long line.
     skipping: bool,
+    /// The reader failed: the error, returned once the complete lines
+    /// read before it are handed out.
+    failed: Option<io::Error>,
     limits: Limits,
     input: usize,
 }
@@ -305,6 +308,7 @@ impl<R: Read> StreamChunker<R> {
             eof: false,
             started: false,
             skipping: false,
+            failed: None,
             limits,
             input,
         }
@@ -321,15 +325,37 @@ impl<R: Read> StreamChunker<R> {
     }
 
     /// Reads until `buf` holds at least `want` bytes or the input ends.
+    /// When the reader fails, the complete lines read before are kept (the
+    /// partial last line is dropped) and the input ends there; the error
+    /// comes after them ([`end`](Self::end)).
     fn fill_to(&mut self, want: usize) -> io::Result<()> {
         while !self.eof && self.buf.len() < want {
             let need = (want - self.buf.len()) as u64;
-            let n = (&mut self.reader).take(need).read_to_end(&mut self.buf)?;
-            if n == 0 {
-                self.eof = true;
+            match (&mut self.reader).take(need).read_to_end(&mut self.buf) {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) => {
+                    let keep = if self.skipping {
+                        0
+                    } else {
+                        memchr::memrchr(b'\n', &self.buf).map_or(0, |i| i + 1)
+                    };
+                    self.buf.truncate(keep);
+                    self.scanned = 0;
+                    self.failed = Some(e);
+                    self.eof = true;
+                }
             }
         }
         Ok(())
+    }
+
+    /// The end of the input: `None`, or the reader's error.
+    fn end(&mut self) -> io::Result<Option<Chunk>> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(None),
+        }
     }
 
     /// Reads at least one more byte unless the input ended.
@@ -383,7 +409,7 @@ impl<R: Read> StreamChunker<R> {
                         self.offset += self.buf.len() as u64;
                         self.buf.clear();
                         if self.eof {
-                            return Ok(None);
+                            return self.end();
                         }
                         self.fill_more()?;
                         continue;
@@ -393,7 +419,7 @@ impl<R: Read> StreamChunker<R> {
             }
             self.fill_to(self.limits.chunk_size.max(1))?;
             if self.buf.is_empty() {
-                return Ok(None);
+                return self.end();
             }
             if self.eof && self.buf.len() < self.limits.chunk_size.max(1) {
                 let end = self.buf.len();

@@ -348,6 +348,14 @@ fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
     let compression = sniff(bytes.as_slice());
     match compression {
         None => Source::Slice(bytes),
+        // Members decompressed on all cores (see `gzip.rs`).
+        Some("gzip") => {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            Source::Stream {
+                reader: Box::new(super::gzip::MemberReader::new(bytes, threads, raw_read)),
+                compression,
+            }
+        }
         Some(kind) => {
             let reader = CountingReader::new(SharedReader { bytes, pos: 0 }, raw_read);
             Source::Stream {

@@ -80,7 +80,7 @@ mod direct;
 mod error;
 pub mod formats;
 pub mod fpset;
-mod gzip;
+pub mod gzip;
 mod input;
 pub mod lines;
 mod map_window;
@@ -104,7 +104,7 @@ use core::fmt;
 use crate::uri::key::{KeyErrorKind, Keyer};
 
 pub use error::Error;
-pub use input::{rejects_would_replace, Input};
+pub use input::{rejects_would_replace, Input, SharedBytes};
 pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
 pub use rss::peak_rss_bytes;

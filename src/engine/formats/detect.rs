@@ -93,7 +93,7 @@ mod tests {
         );
         assert_eq!(detect(b" CDX N b a m s k r M S V g\n"), Format::Cdx);
         assert_eq!(
-            detect(b"com,a)/ 20240101000000 http://a/ text/html 200 K - 100 5 f.warc.gz\n"),
+            detect(b"com,a)/ 20240101000000 http://a/ text/html 200 K - - 100 5 f.warc.gz\n"),
             Format::Cdx
         );
         assert_eq!(
