@@ -4,7 +4,7 @@
 //! `--rounds`):
 //!
 //! ```text
-//! cargo run --release --example gunzip_members -- FILE [--threads 1,2] [--rounds 3]
+//! cargo run --release --example gunzip_members -- FILE [--threads 1,2] [--rounds 3] [--segment BYTES]
 //! ```
 
 use std::io::Read;
@@ -34,6 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("usage: gunzip_members FILE [--threads 1,2] [--rounds N]")?;
     let mut threads = vec![1usize, 2];
     let mut rounds = 3;
+    let mut segment = urikey::engine::gzip::SEGMENT;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--threads" => {
@@ -45,6 +46,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .collect::<Result<_, _>>()?;
             }
             "--rounds" => rounds = args.next().ok_or("--rounds N")?.parse()?,
+            "--segment" => segment = args.next().ok_or("--segment BYTES")?.parse()?,
             other => return Err(format!("unknown argument {other}").into()),
         }
     }
@@ -69,7 +71,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for t in threads {
         let (out, secs) = best(&mut || {
             let bytes = SharedBytes::from_memory(Arc::clone(&file));
-            drain(MemberReader::new(bytes, t, &Arc::new(AtomicU64::new(0))))
+            let raw = Arc::new(AtomicU64::new(0));
+            drain(MemberReader::with_sizes(
+                bytes,
+                t,
+                &raw,
+                segment,
+                urikey::engine::gzip::CAP,
+            ))
         })?;
         println!(
             "member-parallel, {t} threads: {:.1} MB out in {secs:.3} s: {:.0} MB/s ({:.2}x one stream)",

@@ -42,7 +42,7 @@ use flate2::bufread::GzDecoder;
 use super::input::SharedBytes;
 
 /// Compressed bytes of a segment.
-pub const SEGMENT: usize = 1 << 20;
+pub const SEGMENT: usize = 128 << 10;
 
 /// Most output a worker buffers for one segment before handing the member
 /// it is in to the reader's thread.
@@ -88,8 +88,10 @@ struct Decoded {
     start: Option<usize>,
     /// Where the last member decoded whole ends.
     end: usize,
-    /// The output of its members.
+    /// The output of its members: `out[..len]` (the rest of `out` is
+    /// initialized memory kept for reuse, so that it is never zeroed again).
     out: Vec<u8>,
+    len: usize,
     /// A member whose output passed [`CAP`], to be finished as a stream.
     tail: Option<(usize, Box<Tail>)>,
     /// The member at this offset failed: the error, after `out`.
@@ -106,22 +108,41 @@ enum Member {
     Failed(io::Error),
 }
 
-/// Decodes the member at `start`, appending to `out` while it holds less
-/// than `cap` bytes.
-fn member(bytes: &SharedBytes, start: usize, out: &mut Vec<u8>, cap: usize) -> Member {
+/// Decodes the member at `start` into `out[*len..]`, growing `out` (its
+/// length is initialized memory, not output) while the output is at most
+/// `cap` bytes.
+fn member(
+    bytes: &SharedBytes,
+    start: usize,
+    out: &mut Vec<u8>,
+    len: &mut usize,
+    cap: usize,
+) -> Member {
     let mut dec = GzDecoder::new(SliceAt {
         bytes: bytes.clone(),
         pos: start,
     });
-    let room = cap.saturating_sub(out.len()) as u64;
-    match (&mut dec).take(room + 1).read_to_end(out) {
-        // One byte past the cap was read to know the member goes on; it
-        // is kept, and the decoder resumes after it.
-        Ok(n) if n as u64 > room => Member::Tail(Box::new(dec)),
-        Ok(_) => Member::Done(dec.get_ref().pos),
-        Err(e) => Member::Failed(e),
+    loop {
+        if *len > cap {
+            // Bytes past the cap were read to know the member goes on; they
+            // are kept, and the decoder resumes after them.
+            return Member::Tail(Box::new(dec));
+        }
+        if out.len() - *len < ROOM {
+            let grown = (2 * out.len()).max(*len + 4 * ROOM).min(cap + 2 * ROOM);
+            out.resize(grown.max(*len + ROOM), 0);
+        }
+        match dec.read(&mut out[*len..]) {
+            Ok(0) => return Member::Done(dec.get_ref().pos),
+            Ok(n) => *len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Member::Failed(e),
+        }
     }
 }
+
+/// Least room a read into the output gets.
+const ROOM: usize = 64 << 10;
 
 /// True when `at` starts something that looks like a gzip member header.
 fn plausible_header(data: &[u8], at: usize) -> bool {
@@ -132,13 +153,21 @@ fn plausible_header(data: &[u8], at: usize) -> bool {
 
 /// Decodes the segment `[from, seg_end)`: from `from` exactly when
 /// `exact`, else from the first header in it that decodes as a member.
-fn decode_segment(bytes: &SharedBytes, from: usize, seg_end: usize, exact: bool) -> Decoded {
+fn decode_segment(
+    bytes: &SharedBytes,
+    from: usize,
+    seg_end: usize,
+    exact: bool,
+    cap: usize,
+    out: Vec<u8>,
+) -> Decoded {
     let data = bytes.as_slice();
     let mut d = Decoded {
         seg_end,
         start: None,
         end: from,
-        out: Vec::new(),
+        out,
+        len: 0,
         tail: None,
         error: None,
     };
@@ -154,8 +183,8 @@ fn decode_segment(bytes: &SharedBytes, from: usize, seg_end: usize, exact: bool)
                 None => return d,
             }
         }
-        d.out.clear();
-        match member(bytes, at, &mut d.out, CAP) {
+        d.len = 0;
+        match member(bytes, at, &mut d.out, &mut d.len, cap) {
             Member::Done(end) => {
                 d.start = Some(at);
                 d.end = end;
@@ -172,7 +201,7 @@ fn decode_segment(bytes: &SharedBytes, from: usize, seg_end: usize, exact: bool)
                     d.error = Some((at, e));
                     return d;
                 }
-                d.out.clear();
+                d.len = 0;
                 at += 1;
             }
         }
@@ -180,7 +209,7 @@ fn decode_segment(bytes: &SharedBytes, from: usize, seg_end: usize, exact: bool)
     // The members after it that start in the segment.
     while d.end < seg_end && d.end < data.len() {
         let at = d.end;
-        match member(bytes, at, &mut d.out, CAP) {
+        match member(bytes, at, &mut d.out, &mut d.len, cap) {
             Member::Done(end) => d.end = end,
             Member::Tail(t) => {
                 d.tail = Some((at, t));
@@ -201,7 +230,23 @@ struct Job {
     from: usize,
     seg_end: usize,
     exact: bool,
+    cap: usize,
+    spare: Spare,
     reply: SyncSender<Decoded>,
+}
+
+/// Output buffers handed back by the reader once read out, for the
+/// workers to decode into again: fresh memory for every segment costs a
+/// page fault per 4 KiB (a third of the time, on 1 MB/s-cheap members).
+type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
+
+/// A buffer from `spare`, or a new one (its content is stale).
+fn take_spare(spare: &Spare) -> Vec<u8> {
+    spare
+        .lock()
+        .ok()
+        .and_then(|mut s| s.pop())
+        .unwrap_or_default()
 }
 
 /// The decompressed content of a mapped multi-member gzip file, decoded
@@ -215,9 +260,13 @@ pub struct MemberReader {
     /// Where the next segment to hand out starts.
     next_segment: usize,
     window: usize,
+    segment: usize,
+    cap: usize,
+    spare: Spare,
     jobs: Option<mpsc::Sender<Job>>,
-    /// Output being read out.
+    /// Output being read out: `current[read_pos..current_len]`.
     current: Vec<u8>,
+    current_len: usize,
     read_pos: usize,
     /// A large member being finished as a stream, and where it started.
     streaming: Option<(usize, Box<Tail>)>,
@@ -232,7 +281,20 @@ impl MemberReader {
     /// A reader of the gzip file `bytes` on `threads` workers (at least
     /// one); compressed bytes are added to `raw_read` as they are used.
     pub fn new(bytes: SharedBytes, threads: usize, raw_read: &Arc<AtomicU64>) -> Self {
+        Self::with_sizes(bytes, threads, raw_read, SEGMENT, CAP)
+    }
+
+    /// [`new`](Self::new) with another segment size and output cap (tests
+    /// and tuning).
+    pub fn with_sizes(
+        bytes: SharedBytes,
+        threads: usize,
+        raw_read: &Arc<AtomicU64>,
+        segment: usize,
+        cap: usize,
+    ) -> Self {
         let threads = threads.max(1);
+        let (segment, cap) = (segment.max(1), cap.max(1));
         let (tx, rx) = mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         let mut started = 0;
@@ -246,7 +308,9 @@ impl MemberReader {
                         Err(_) => return,
                     };
                     let Ok(job) = job else { return };
-                    let d = decode_segment(&job.bytes, job.from, job.seg_end, job.exact);
+                    let out = take_spare(&job.spare);
+                    let d =
+                        decode_segment(&job.bytes, job.from, job.seg_end, job.exact, job.cap, out);
                     let _ = job.reply.send(d);
                 });
             started += usize::from(spawned.is_ok());
@@ -257,10 +321,14 @@ impl MemberReader {
             pending: VecDeque::new(),
             next_segment: 0,
             window: 2 * threads,
+            segment,
+            cap,
+            spare: Spare::default(),
             // Without a worker, every segment is decoded on the reader's
             // thread (as a redo).
             jobs: (started > 0).then_some(tx),
             current: Vec::new(),
+            current_len: 0,
             read_pos: 0,
             streaming: None,
             failed: None,
@@ -278,13 +346,15 @@ impl MemberReader {
         let Some(jobs) = &self.jobs else { return };
         while self.pending.len() < self.window && self.next_segment < self.len() {
             let from = self.next_segment.max(self.verified);
-            let seg_end = (from.saturating_add(SEGMENT)).min(self.len());
+            let seg_end = (from.saturating_add(self.segment)).min(self.len());
             let (reply, rx) = mpsc::sync_channel(1);
             let job = Job {
                 bytes: self.bytes.clone(),
                 from,
                 seg_end,
                 exact: from == self.verified,
+                cap: self.cap,
+                spare: Arc::clone(&self.spare),
                 reply,
             };
             if jobs.send(job).is_err() {
@@ -293,6 +363,15 @@ impl MemberReader {
             }
             self.pending.push_back(rx);
             self.next_segment = seg_end;
+        }
+    }
+
+    /// Hands a read-out buffer back to the workers.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if let Ok(mut spare) = self.spare.lock() {
+            if spare.len() <= self.window {
+                spare.push(buf);
+            }
         }
     }
 
@@ -307,7 +386,9 @@ impl MemberReader {
 
     /// Takes a decoded segment whose first member starts at `verified`.
     fn accept(&mut self, d: Decoded) {
-        self.current = d.out;
+        let old = std::mem::replace(&mut self.current, d.out);
+        self.recycle(old);
+        self.current_len = d.len;
         self.read_pos = 0;
         self.verified = d.end;
         if let Some((start, tail)) = d.tail {
@@ -327,15 +408,15 @@ impl MemberReader {
     fn refill(&mut self) -> io::Result<bool> {
         loop {
             if let Some((start, dec)) = &mut self.streaming {
-                let mut buf = std::mem::take(&mut self.current);
-                buf.clear();
-                buf.resize(1 << 20, 0);
-                match dec.read(&mut buf) {
+                if self.current.len() < ROOM {
+                    self.current.resize(1 << 20, 0);
+                }
+                match dec.read(&mut self.current) {
                     Ok(0) => {
                         self.verified = dec.get_ref().pos;
                         self.streaming = None;
-                        self.current = buf;
-                        self.current.clear();
+                        self.current_len = 0;
+                        self.read_pos = 0;
                         // Segments inside the member are skipped below.
                         if self.next_segment < self.verified {
                             self.next_segment = self.verified;
@@ -344,8 +425,7 @@ impl MemberReader {
                         continue;
                     }
                     Ok(n) => {
-                        buf.truncate(n);
-                        self.current = buf;
+                        self.current_len = n;
                         self.read_pos = 0;
                         let pos = dec.get_ref().pos;
                         self.count(pos);
@@ -373,23 +453,31 @@ impl MemberReader {
             };
             match d {
                 // A segment the members read so far span.
-                Some(d) if d.seg_end <= self.verified => continue,
+                Some(d) if d.seg_end <= self.verified => {
+                    self.recycle(d.out);
+                    continue;
+                }
                 Some(d) if d.start == Some(self.verified) => self.accept(d),
                 other => {
                     // A wrong guess, a lost worker, or no worker: decode
                     // from the verified offset here.
-                    let seg_end = other.map_or_else(
-                        || (self.verified.saturating_add(SEGMENT)).min(self.len()),
+                    let seg_end = other.as_ref().map_or_else(
+                        || (self.verified.saturating_add(self.segment)).min(self.len()),
                         |d| d.seg_end.max(self.verified + 1).min(self.len()),
                     );
-                    let d = decode_segment(&self.bytes, self.verified, seg_end, true);
+                    if let Some(d) = other {
+                        self.recycle(d.out);
+                    }
+                    let out = take_spare(&self.spare);
+                    let d =
+                        decode_segment(&self.bytes, self.verified, seg_end, true, self.cap, out);
                     if self.next_segment < d.seg_end {
                         self.next_segment = d.seg_end;
                     }
                     self.accept(d);
                 }
             }
-            if self.read_pos < self.current.len() {
+            if self.read_pos < self.current_len {
                 return Ok(true);
             }
         }
@@ -406,10 +494,10 @@ fn member_error(at: usize, e: io::Error) -> io::Error {
 
 impl Read for MemberReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.read_pos >= self.current.len() && !self.refill()? {
+        if self.read_pos >= self.current_len && !self.refill()? {
             return Ok(0);
         }
-        let rest = &self.current[self.read_pos..];
+        let rest = &self.current[self.read_pos..self.current_len];
         let n = rest.len().min(buf.len());
         buf[..n].copy_from_slice(&rest[..n]);
         self.read_pos += n;
@@ -432,9 +520,14 @@ mod tests {
         parts.iter().flat_map(|p| gz(p, 6)).collect()
     }
 
-    fn read_all(file: Vec<u8>, threads: usize) -> io::Result<Vec<u8>> {
+    /// Small segments and cap, so that small files take every path.
+    fn reader(file: Vec<u8>, threads: usize) -> MemberReader {
         let bytes = SharedBytes::from_memory(Arc::from(file));
-        let mut r = MemberReader::new(bytes, threads, &Arc::new(AtomicU64::new(0)));
+        MemberReader::with_sizes(bytes, threads, &Arc::new(AtomicU64::new(0)), 4096, 64 << 10)
+    }
+
+    fn read_all(file: Vec<u8>, threads: usize) -> io::Result<Vec<u8>> {
+        let mut r = reader(file, threads);
         let mut out = Vec::new();
         r.read_to_end(&mut out).map(|_| out)
     }
@@ -455,15 +548,15 @@ mod tests {
     fn gzip_members_in_order_any_threads() {
         // Members of many sizes, some larger than a segment, one larger than
         // the cap would be if it were small.
-        let parts: Vec<Vec<u8>> = (0..40).map(|i| text(500 + i * 3000, i as u64)).collect();
+        let parts: Vec<Vec<u8>> = (0..40).map(|i| text(20 + i * 60, i as u64)).collect();
         let file = members(&parts);
-        assert!(file.len() > 2 * SEGMENT, "{}", file.len());
+        assert!(file.len() > 20 * 4096, "{}", file.len());
         let want: Vec<u8> = parts.concat();
         for threads in [1, 2, 3] {
             assert_eq!(read_all(file.clone(), threads).unwrap(), want);
         }
         // One member: read as a stream once past the cap.
-        let big = text(1_500_000, 7);
+        let big = text(20_000, 7);
         assert_eq!(read_all(gz(&big, 1), 2).unwrap(), big);
         // Stored (level 0) members hold the input's bytes as they are: a
         // member holding gzip files looks like headers inside.
@@ -475,12 +568,11 @@ mod tests {
 
     #[test]
     fn gzip_truncated_member_after_the_output_before_it() {
-        let parts: Vec<Vec<u8>> = (0..30).map(|i| text(20_000, i)).collect();
+        let parts: Vec<Vec<u8>> = (0..30).map(|i| text(400, i)).collect();
         let mut file = members(&parts);
         let cut_at = file.len() - 100;
         file.truncate(cut_at);
-        let bytes = SharedBytes::from_memory(Arc::from(file));
-        let mut r = MemberReader::new(bytes, 2, &Arc::new(AtomicU64::new(0)));
+        let mut r = reader(file, 2);
         let mut out = Vec::new();
         let err = r.read_to_end(&mut out).unwrap_err();
         assert!(err.to_string().contains("the gzip member at byte"), "{err}");
