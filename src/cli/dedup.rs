@@ -24,7 +24,8 @@ use urikey::engine::peak_rss_bytes;
 pub enum EmitArg {
     /// The canonical key, in the `--key` form.
     Canonical,
-    /// The first-seen line as it was (without a trailing CR).
+    /// The first-seen line as it was (without a trailing CR); for WARC
+    /// the target URI, for WAT `page<TAB>link`, for Parquet the value.
     Original,
 }
 

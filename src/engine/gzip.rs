@@ -561,7 +561,7 @@ mod tests {
         // Stored (level 0) members hold the input's bytes as they are: a
         // member holding gzip files looks like headers inside.
         let inner = members(&parts[..5]);
-        let tricky = vec![inner.clone(), text(100, 1), inner];
+        let tricky = [inner.clone(), text(100, 1), inner];
         let file: Vec<u8> = tricky.iter().flat_map(|p| gz(p, 0)).collect();
         assert_eq!(read_all(file, 2).unwrap(), tricky.concat());
     }

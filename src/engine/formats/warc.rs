@@ -252,7 +252,7 @@ impl<R: Read> WarcUrls<R> {
             return Ok(false);
         };
         self.reader.skip_body(&head)?;
-        if !self.types.iter().any(|t| *t == head.warc_type) {
+        if !self.types.contains(&head.warc_type) {
             return Ok(true);
         }
         match &head.target {
