@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import rfc3986
-
 from conftest import ROOT
 
 FORMATS = ROOT / "tests" / "data" / "formats"
@@ -100,14 +99,27 @@ def test_wat_outlinks_resolve_as_rfc3986_says(cli: Path) -> None:
     assert len(want) > 100
     # Every link, not deduplicated: `normalize` prints one key per link, and
     # under `--profile none` a key is the resolved URI as it is.
-    got = run_cli(cli, "normalize", "--format", "wat", "--profile", "none", "--on-invalid", "skip", "-q", str(wat))
+    got = run_cli(
+        cli,
+        "normalize",
+        "--format",
+        "wat",
+        "--profile",
+        "none",
+        "--on-invalid",
+        "skip",
+        "-q",
+        str(wat),
+    )
     assert got.returncode == 0, got.stderr
     lines = got.stdout.splitlines()
-    mismatches = [(g, w) for g, w in zip(lines, want) if g != w]
+    mismatches = [(g, w) for g, w in zip(lines, want, strict=False) if g != w]
     assert not mismatches[:10]
     assert len(lines) == len(want)
     # Every reference rfc3986 rejects, urikey reports.
-    report = run_cli(cli, "normalize", "--format", "wat", "--profile", "none", "--on-invalid", "skip", str(wat))
+    report = run_cli(
+        cli, "normalize", "--format", "wat", "--profile", "none", "--on-invalid", "skip", str(wat)
+    )
     assert len(report.stderr.splitlines()) >= min(invalid, 20)
 
 
@@ -132,5 +144,5 @@ def test_parquet_and_cdxj_give_the_urls_pyarrow_and_json_read(cli: Path) -> None
         assert got.returncode == 0, got.stderr
         lines = got.stdout.splitlines()
         assert len(lines) == len(urls), name
-        assert [u for u, g in zip(urls, lines) if g] == [g for g in lines if g], name
+        assert [u for u, g in zip(urls, lines, strict=True) if g] == [g for g in lines if g], name
         assert sum(1 for g in lines if g) > 0.9 * len(urls)

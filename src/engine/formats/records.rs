@@ -33,7 +33,7 @@ pub struct Opened {
 /// first bytes.
 ///
 /// # Errors
-/// [`Error::Open`]/[`Error::Read`] as [`input::open`]; [`Error::Format`]
+/// [`Error::Open`]/[`Error::Read`] when the input cannot be read; [`Error::Format`]
 /// for a CDX header without an original-URL column.
 pub fn open(
     input: Input,
