@@ -283,3 +283,15 @@ def test_a_binary_column_is_read_as_bytes(spark: SparkSession) -> None:
         ("http://a.com/", None),
     ]
     assert sorted(r.line for r in uks.dedup(df, "url", lenient=True).collect()) == [0, 1]
+
+
+@pytest.mark.parametrize("name", ["with_keys", "dedup"])
+def test_docstring_examples_run_on_spark(spark: SparkSession, name: str) -> None:
+    import doctest
+
+    func = getattr(uks, name)
+    globs = {"spark": spark, **vars(uks)}
+    test = doctest.DocTestParser().get_doctest(func.__doc__, globs, name, None, 0)
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
