@@ -9,7 +9,9 @@
 //!   engine; with default features off it pulls in no engine or CLI crate.
 //! * [`engine`] (feature `engine`) deduplicates whole files on all cores and
 //!   offers a streaming seen-set that a caller feeds batch by batch.
-//! * The `urikey` command (feature `cli`, on by default) lives in `src/cli/`.
+//! * The `urikey` command (feature `cli`, on by default) lives in `src/cli/`;
+//!   `src/main.rs` and the Python package's `python -m urikey` both run it
+//!   through the hidden `cli::main_with_args`, which is not a public API.
 //!
 //! ## Features
 //!
@@ -155,6 +157,13 @@
 
 #![deny(missing_docs)]
 
+// The command's modules name the library `urikey::...`, as the binary did.
+#[cfg(feature = "cli")]
+extern crate self as urikey;
+
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod cli;
 #[cfg(feature = "engine")]
 pub mod engine;
 pub mod uri;

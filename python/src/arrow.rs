@@ -4,20 +4,29 @@
 //!
 //! In: `__arrow_c_array__()` (one array) or `__arrow_c_stream__()` (chunks;
 //! a stream of one-column structs, as DuckDB relations give, is read as that
-//! column). Values may be `utf8`, `large_utf8` or `utf8_view` (`null` arrays
-//! read as all missing). Out: a schema and array capsule pair per chunk,
+//! column). Values may be strings or bytes in any Arrow layout, plain or
+//! dictionary-encoded (see [`lines`]; `null` arrays read as all missing),
+//! and are never decoded: bytes that are not UTF-8 are an invalid URL. Out: a schema and array capsule pair per chunk,
 //! turned back into the caller's kind of object by `urikey/_arrow.py`.
 
 use std::ffi::CString;
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::ffi_stream::{ArrayStreamReader, FFI_ArrowArrayStream};
-use arrow_array::{
-    make_array, new_null_array, Array, ArrayRef, BooleanArray, FixedSizeBinaryArray,
-    GenericStringArray, OffsetSizeTrait, StringViewArray, StructArray,
+use arrow_array::types::{
+    ArrowDictionaryKeyType, ByteArrayType, ByteViewType, Int16Type, Int32Type, Int64Type, Int8Type,
+    UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_array::{
+    make_array, new_null_array, Array, ArrayRef, BooleanArray, DictionaryArray,
+    FixedSizeBinaryArray, GenericByteArray, GenericByteViewArray, GenericStringArray,
+    OffsetSizeTrait, StructArray,
+};
+use arrow_buffer::{
+    ArrowNativeType, BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer,
+};
 use arrow_schema::{ArrowError, DataType};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -196,15 +205,19 @@ fn column(array: ArrayRef) -> ArrayRef {
     array
 }
 
-/// The error of a string whose offsets or view lie outside its buffers.
+/// The error of a value whose offsets or view lie outside its buffers.
 fn outside(i: usize) -> PyErr {
     PyValueError::new_err(format!(
-        "Arrow data could not be read: string {i} lies outside the array's buffers"
+        "Arrow data could not be read: value {i} lies outside the array's buffers"
     ))
 }
 
-fn offset_lines<'a, O: OffsetSizeTrait>(
-    a: &'a GenericStringArray<O>,
+/// The values of a string or binary array with offsets, each read with
+/// bounds checks. The bytes are taken as they are: a string array is not
+/// checked for UTF-8 (Spark hands over what a file held), and bytes that
+/// are not UTF-8 are an invalid URL like any other.
+fn offset_lines<'a, T: ByteArrayType>(
+    a: &'a GenericByteArray<T>,
     out: &mut Vec<Line<'a>>,
 ) -> PyResult<()> {
     let offsets = a.value_offsets();
@@ -223,11 +236,14 @@ fn offset_lines<'a, O: OffsetSizeTrait>(
     Ok(())
 }
 
-/// The strings of a view array, each read with bounds checks: a view says
-/// its length, then holds a string of up to 12 bytes itself, or names a
-/// data buffer and an offset in it (Arrow's `Utf8View` layout), which an
-/// import does not check.
-fn view_lines<'a>(a: &'a StringViewArray, out: &mut Vec<Line<'a>>) -> PyResult<()> {
+/// The values of a string or binary view array, each read with bounds
+/// checks: a view says where its bytes are (inline for up to 12 bytes, or
+/// a data buffer and an offset in it: Arrow's view layout), which an import
+/// does not check.
+fn view_lines<'a, T: ByteViewType + ?Sized>(
+    a: &'a GenericByteViewArray<T>,
+    out: &mut Vec<Line<'a>>,
+) -> PyResult<()> {
     const VIEW: usize = 16;
     const INLINE: usize = 12;
     let raw = a.views().inner().as_slice();
@@ -253,24 +269,99 @@ fn view_lines<'a>(a: &'a StringViewArray, out: &mut Vec<Line<'a>>) -> PyResult<(
     Ok(())
 }
 
-/// Appends the lines of one chunk to `out`.
-pub fn lines<'a>(array: &'a ArrayRef, out: &mut Vec<Line<'a>>) -> PyResult<()> {
-    let any = array.as_any();
-    if let Some(a) = any.downcast_ref::<GenericStringArray<i32>>() {
-        offset_lines(a, out)?;
-    } else if let Some(a) = any.downcast_ref::<GenericStringArray<i64>>() {
-        offset_lines(a, out)?;
-    } else if let Some(a) = any.downcast_ref::<StringViewArray>() {
-        view_lines(a, out)?;
-    } else if *array.data_type() == DataType::Null {
-        out.extend(std::iter::repeat_n(None, array.len()));
-    } else {
-        return Err(PyTypeError::new_err(format!(
-            "an Arrow array of URLs must hold strings (utf8, large_utf8 or utf8_view), not {}",
-            array.data_type()
-        )));
+/// The values of a fixed-size binary array.
+fn fixed_lines<'a>(a: &'a FixedSizeBinaryArray, out: &mut Vec<Line<'a>>) -> PyResult<()> {
+    let width = usize::try_from(a.value_length()).unwrap_or(0);
+    let values = a.value_data();
+    for i in 0..a.len() {
+        if a.is_null(i) {
+            out.push(None);
+            continue;
+        }
+        let start = i.saturating_mul(width);
+        let line = values.get(start..start.saturating_add(width));
+        out.push(Some(line.ok_or_else(|| outside(i))?));
     }
     Ok(())
+}
+
+/// The values of a dictionary-encoded array: its keys looked up in its
+/// values (themselves read as any other array), each key checked against
+/// the number of values.
+fn dictionary_lines<'a, K: ArrowDictionaryKeyType>(
+    d: &'a DictionaryArray<K>,
+    out: &mut Vec<Line<'a>>,
+    depth: usize,
+) -> PyResult<()> {
+    let mut values = Vec::with_capacity(d.values().len());
+    lines_at(d.values(), &mut values, depth + 1)?;
+    for (i, k) in d.keys().iter().enumerate() {
+        out.push(match k {
+            None => None,
+            Some(k) => *k
+                .to_usize()
+                .and_then(|k| values.get(k))
+                .ok_or_else(|| outside(i))?,
+        });
+    }
+    Ok(())
+}
+
+/// Appends the lines of one chunk to `out`. A chunk may hold strings or
+/// bytes in any of Arrow's layouts (`utf8`, `large_utf8`, `utf8_view`,
+/// `binary`, `large_binary`, `binary_view`, `fixed_size_binary`, each
+/// dictionary-encoded or not) or be a `null` array. The bytes are never
+/// decoded: whatever they are, each line gets a key or an invalid reason.
+pub fn lines<'a>(array: &'a ArrayRef, out: &mut Vec<Line<'a>>) -> PyResult<()> {
+    lines_at(array, out, 0)
+}
+
+fn lines_at<'a>(array: &'a ArrayRef, out: &mut Vec<Line<'a>>, depth: usize) -> PyResult<()> {
+    if depth > 1 {
+        return Err(PyTypeError::new_err(
+            "an Arrow array of URLs cannot be a dictionary of dictionaries",
+        ));
+    }
+    if let Some(a) = array.as_string_opt::<i32>() {
+        offset_lines(a, out)
+    } else if let Some(a) = array.as_string_opt::<i64>() {
+        offset_lines(a, out)
+    } else if let Some(a) = array.as_binary_opt::<i32>() {
+        offset_lines(a, out)
+    } else if let Some(a) = array.as_binary_opt::<i64>() {
+        offset_lines(a, out)
+    } else if let Some(a) = array.as_string_view_opt() {
+        view_lines(a, out)
+    } else if let Some(a) = array.as_binary_view_opt() {
+        view_lines(a, out)
+    } else if let Some(a) = array.as_fixed_size_binary_opt() {
+        fixed_lines(a, out)
+    } else if *array.data_type() == DataType::Null {
+        out.extend(std::iter::repeat_n(None, array.len()));
+        Ok(())
+    } else if let DataType::Dictionary(key, _) = array.data_type() {
+        match **key {
+            DataType::Int8 => dictionary_lines(array.as_dictionary::<Int8Type>(), out, depth),
+            DataType::Int16 => dictionary_lines(array.as_dictionary::<Int16Type>(), out, depth),
+            DataType::Int32 => dictionary_lines(array.as_dictionary::<Int32Type>(), out, depth),
+            DataType::Int64 => dictionary_lines(array.as_dictionary::<Int64Type>(), out, depth),
+            DataType::UInt8 => dictionary_lines(array.as_dictionary::<UInt8Type>(), out, depth),
+            DataType::UInt16 => dictionary_lines(array.as_dictionary::<UInt16Type>(), out, depth),
+            DataType::UInt32 => dictionary_lines(array.as_dictionary::<UInt32Type>(), out, depth),
+            DataType::UInt64 => dictionary_lines(array.as_dictionary::<UInt64Type>(), out, depth),
+            _ => Err(not_text(array.data_type())),
+        }
+    } else {
+        Err(not_text(array.data_type()))
+    }
+}
+
+fn not_text(t: &DataType) -> PyErr {
+    PyTypeError::new_err(format!(
+        "an Arrow array of URLs must hold strings or bytes (utf8, large_utf8, utf8_view, \
+         binary, large_binary, binary_view, fixed_size_binary, or a dictionary of one of \
+         them), not {t}"
+    ))
 }
 
 /// One chunk's result as a (schema, array) capsule pair.
@@ -316,14 +407,24 @@ pub fn key_values<'a>(keys: &'a Keys, lines: &[Line<'a>]) -> Vec<Line<'a>> {
 /// 2 GiB, then large_utf8.
 pub fn key_array(values: &[Line<'_>]) -> ArrayRef {
     let total: usize = values.iter().map(|v| v.map_or(0, <[u8]>::len)).sum();
-    if i32::try_from(total).is_ok() {
-        string_array::<i32>(values, total)
+    // Keys are ASCII, and so is an unchanged input (a valid URI is ASCII);
+    // a value that is not UTF-8 would be a bug elsewhere, and is written
+    // lossily (up to three bytes a byte) rather than handed to Arrow as a
+    // string.
+    let ascii = values.iter().all(|v| v.is_none_or(<[u8]>::is_ascii));
+    let most = if ascii {
+        total
     } else {
-        string_array::<i64>(values, total)
+        total.saturating_mul(3)
+    };
+    if i32::try_from(most).is_ok() {
+        string_array::<i32>(values, total, ascii)
+    } else {
+        string_array::<i64>(values, total, ascii)
     }
 }
 
-fn string_array<O: OffsetSizeTrait>(values: &[Line<'_>], total: usize) -> ArrayRef {
+fn string_array<O: OffsetSizeTrait>(values: &[Line<'_>], total: usize, ascii: bool) -> ArrayRef {
     let len = values.len();
     let mut offsets: Vec<O> = Vec::with_capacity(len + 1);
     let mut bytes: Vec<u8> = Vec::with_capacity(total);
@@ -331,17 +432,24 @@ fn string_array<O: OffsetSizeTrait>(values: &[Line<'_>], total: usize) -> ArrayR
     offsets.push(O::usize_as(0));
     for v in values.iter().copied() {
         valid.push(v.is_some());
-        bytes.extend_from_slice(v.unwrap_or_default());
+        let v = v.unwrap_or_default();
+        if ascii || std::str::from_utf8(v).is_ok() {
+            bytes.extend_from_slice(v);
+        } else {
+            bytes.extend_from_slice(String::from_utf8_lossy(v).as_bytes());
+        }
         offsets.push(O::usize_as(bytes.len()));
     }
     let nulls = NullBuffer::from(valid);
     let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let offsets = ScalarBuffer::from(offsets);
     // SAFETY: the offsets start at 0 and never decrease, and end at
-    // `bytes.len()`; every value is a key the library wrote (ASCII) or an
-    // unchanged input taken from a string array (UTF-8).
+    // `bytes.len()`, which fits `O` (`key_array` counts a lossy value at
+    // three times its bytes); every value is ASCII, checked to be UTF-8
+    // above, or made so.
     let array = unsafe {
         GenericStringArray::<O>::new_unchecked(
-            OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)),
+            OffsetBuffer::new_unchecked(offsets),
             Buffer::from_vec(bytes),
             nulls,
         )

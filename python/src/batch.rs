@@ -1,5 +1,6 @@
-//! A batch call's input (a list of `str`/`None`, or an Arrow object) as
-//! UTF-8 lines, and its results as the same kind of object.
+//! A batch call's input (a list of `str`/`None`, or an Arrow object of
+//! strings or bytes) as lines of bytes, and its results as the same kind of
+//! object.
 
 use arrow_array::ArrayRef;
 use pyo3::exceptions::PyTypeError;
@@ -234,6 +235,27 @@ impl<'py> Batch<'py> {
                 self.arrow_result(py, "string", |start, len| {
                     Ok(arrow::key_array(
                         values.get(start..start + len).unwrap_or_default(),
+                    ))
+                })
+            }
+        }
+    }
+
+    /// Short texts (ASCII) as a list of `str`/`None`, or a string array.
+    pub fn texts(&self, py: Python<'py>, values: &[Option<&str>]) -> PyResult<Bound<'py, PyAny>> {
+        match &self.holder {
+            Holder::List { .. } => {
+                let items = values.iter().map(|v| match v {
+                    Some(t) => PyString::new(py, t).into_any(),
+                    None => py.None().into_bound(py),
+                });
+                Ok(PyList::new(py, items)?.into_any())
+            }
+            Holder::Arrow { .. } => {
+                let lines: Vec<Line<'_>> = values.iter().map(|v| v.map(str::as_bytes)).collect();
+                self.arrow_result(py, "string", |start, len| {
+                    Ok(arrow::key_array(
+                        lines.get(start..start + len).unwrap_or_default(),
                     ))
                 })
             }

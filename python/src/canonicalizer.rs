@@ -16,6 +16,34 @@ use crate::seen;
 use crate::text;
 
 /// Turns URLs into canonical keys with one set of options.
+///
+/// Build one and call it many times: the options are parsed once, and the
+/// object may be shared between threads.
+///
+/// Args:
+///     profile (str): "none", "syntax", "rfc" (the default) or "crawl", as
+///         the CLI's --profile.
+///     enable (str | list[str]): flags to turn on, each a comma-separated
+///         list as the CLI's --with ("sort-query",
+///         "remove-query-params=utm_*;ref").
+///     disable (str | list[str]): flags of the profile to turn off (--without).
+///     lenient (bool): read dirty input (spaces, non-ASCII, stray "%")
+///         the RFC 3987 way before parsing, as --lenient.
+///     key (str): the key format: "uri" (the default), "surt" or "hash".
+///     compat (str | None): "w3lib", "w3lib-keep-fragments" or "ia-surt":
+///         another tool's keys byte for byte; it takes no other option.
+///
+/// Raises:
+///     ValueError: an unknown profile, flag, key format or preset, or a
+///         preset combined with other options.
+///     TypeError: an option of the wrong type.
+///
+/// Example:
+///     >>> c = urikey.Canonicalizer("crawl", enable=["sort-query"])
+///     >>> c.canonicalize("HTTP://Example.COM:80/?b=2&a=1#top")
+///     'http://example.com/?a=1&b=2'
+///     >>> c
+///     urikey.Canonicalizer(profile='crawl', enable=['sort-query'])
 #[pyclass(frozen, module = "urikey", name = "Canonicalizer")]
 #[derive(Debug)]
 pub struct PyCanonicalizer {
@@ -123,32 +151,96 @@ impl PyCanonicalizer {
         format!("urikey.Canonicalizer({})", self.keying.repr(true))
     }
 
-    /// The profile name.
+    /// The profile name ("none", "syntax", "rfc" or "crawl"; the preset's
+    /// base profile with `compat`).
     #[getter]
     fn profile(&self) -> String {
         self.keying.config.profile.to_string()
     }
 
-    /// The key format (`uri`, `surt` or `hash`).
+    /// The key format: "uri", "surt" or "hash".
     #[getter]
     fn key(&self) -> String {
         self.keying.config.format.to_string()
     }
 
-    /// Is lenient input on?
+    /// True when dirty input is read leniently (the `lenient` option).
     #[getter]
     fn lenient(&self) -> bool {
         self.keying.config.lenient
     }
 
+    /// The canonical key of one URL.
+    ///
+    /// Args:
+    ///     url (str): a URI-reference (absolute or relative).
+    ///
+    /// Returns:
+    ///     str: its key in this canonicalizer's format; `url` itself (the
+    ///     same object) when it is already canonical.
+    ///
+    /// Raises:
+    ///     InvalidURIError: `url` is not a valid URI-reference (a
+    ///         ValueError with `.index` and `.reason`).
+    ///     TypeError: `url` is not a str.
+    ///
+    /// Example:
+    ///     >>> urikey.Canonicalizer("crawl").canonicalize("HTTP://A.com:80/x#f")
+    ///     'http://a.com/x'
     fn canonicalize<'py>(&self, url: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         canonicalize_one(&self.keying, url)
     }
 
+    /// The 128-bit fingerprint of one URL's key.
+    ///
+    /// It is the fingerprint of the "uri" key whatever the `key` option,
+    /// the value `urikey normalize --key hash` prints in hex.
+    ///
+    /// Args:
+    ///     url (str): a URI-reference.
+    ///
+    /// Returns:
+    ///     bytes: 16 bytes, big-endian.
+    ///
+    /// Raises:
+    ///     InvalidURIError: `url` is not a valid URI-reference.
+    ///     TypeError: `url` is not a str.
+    ///
+    /// Example:
+    ///     >>> c = urikey.Canonicalizer()
+    ///     >>> c.fingerprint("http://a.com/") == c.fingerprint("HTTP://A.COM:80/")
+    ///     True
+    ///     >>> len(c.fingerprint("http://a.com/"))
+    ///     16
     fn fingerprint<'py>(&self, url: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         fingerprint_one(&self.keying, url)
     }
 
+    /// The canonical key of every URL of a batch, on all cores.
+    ///
+    /// Args:
+    ///     urls: a list (or any iterable) of str and None, or an Arrow
+    ///         array, chunked array or stream of strings or bytes (pyarrow,
+    ///         Polars, pandas, DuckDB); Arrow bytes are read as they are,
+    ///         and bytes that are not UTF-8 make an invalid URL.
+    ///     on_invalid (str): "null" (the default) gives None for an invalid
+    ///         URL; "raise" raises for the first one.
+    ///
+    /// Returns:
+    ///     The keys, in order, as the kind of object given (a list, a
+    ///     pyarrow array or chunked array of strings, a Polars or pandas
+    ///     Series); None (null) for a None or invalid URL.
+    ///
+    /// Raises:
+    ///     InvalidURIError: with on_invalid="raise", for the first invalid
+    ///         URL (`.position` is its place in the batch).
+    ///     TypeError: `urls` is not a batch, or an item is not str or None.
+    ///     ValueError: Arrow data that does not match its schema, or an
+    ///         unknown on_invalid.
+    ///
+    /// Example:
+    ///     >>> urikey.Canonicalizer("crawl").canonicalize_many(["HTTP://A.com/x#f", None, "http://[x"])
+    ///     ['http://a.com/x', None, None]
     #[pyo3(signature = (urls, *, on_invalid = "null"))]
     fn canonicalize_many<'py>(
         &self,
@@ -172,6 +264,25 @@ impl PyCanonicalizer {
         batch.strings(py, &keys)
     }
 
+    /// The fingerprint of every URL of a batch, on all cores.
+    ///
+    /// Args:
+    ///     urls: a list of str and None, or an Arrow array or stream of
+    ///         strings or bytes (as for `canonicalize_many`).
+    ///
+    /// Returns:
+    ///     The 16-byte fingerprints (as `fingerprint` gives them), in order:
+    ///     a list of bytes and None, or an Arrow fixed_size_binary(16)
+    ///     array; None (null) for a None or invalid URL.
+    ///
+    /// Raises:
+    ///     TypeError: `urls` is not a batch, or an item is not str or None.
+    ///     ValueError: Arrow data that does not match its schema.
+    ///
+    /// Example:
+    ///     >>> fps = urikey.Canonicalizer().fingerprints(["http://a.com/", "HTTP://a.com:80/", "%"])
+    ///     >>> fps[0] == fps[1], fps[2]
+    ///     (True, None)
     fn fingerprints<'py>(
         &self,
         py: Python<'py>,
@@ -184,7 +295,25 @@ impl PyCanonicalizer {
         batch.fingerprints(py, &fps)
     }
 
-    fn unique_mask<'py>(
+    /// Why each URL of a batch is invalid.
+    ///
+    /// Args:
+    ///     urls: a list of str and None, or an Arrow array or stream of
+    ///         strings or bytes (as for `canonicalize_many`).
+    ///
+    /// Returns:
+    ///     The reasons, in order, as `InvalidURIError.reason` names them
+    ///     ("invalid-host", "invalid-path", ...): a list of str and None,
+    ///     or an Arrow string array; None (null) for a valid or None URL.
+    ///
+    /// Raises:
+    ///     TypeError: `urls` is not a batch, or an item is not str or None.
+    ///     ValueError: Arrow data that does not match its schema.
+    ///
+    /// Example:
+    ///     >>> urikey.Canonicalizer().invalid_reasons(["http://a.com/", "http://a b/", None])
+    ///     [None, 'invalid-host', None]
+    fn invalid_reasons<'py>(
         &self,
         py: Python<'py>,
         urls: &Bound<'py, PyAny>,
@@ -192,8 +321,84 @@ impl PyCanonicalizer {
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
         let k = &*self.keying;
-        let mask = py.allow_threads(|| seen::first_of_each_key(k, lines));
+        let reasons = py.allow_threads(|| keys::reasons(k, lines));
+        batch.texts(py, &reasons)
+    }
+
+    /// Which URLs of a batch are the first of their key, as `urikey dedup`
+    /// keeps them.
+    ///
+    /// A dedup call: it takes absolute URLs, as the CLI's dedup does, so a
+    /// relative reference ("/a", "hello") is invalid unless `base` or
+    /// `allow_relative` says otherwise; an empty string is a blank line.
+    ///
+    /// Args:
+    ///     urls: a list of str and None, or an Arrow array or stream of
+    ///         strings or bytes (as for `canonicalize_many`).
+    ///     base (str | None): resolve relative references against this
+    ///         absolute URI before keying them (the CLI's --base).
+    ///     allow_relative (bool): key relative references as they are
+    ///         (--allow-relative).
+    ///
+    /// Returns:
+    ///     A list of bool, or an Arrow boolean array: True at the first URL
+    ///     of each key in the batch; False for later ones and for None,
+    ///     blank and invalid URLs.
+    ///
+    /// Raises:
+    ///     TypeError: `urls` is not a batch, or an item is not str or None.
+    ///     ValueError: Arrow data that does not match its schema, a base
+    ///         that is not an absolute URI, or both base and allow_relative.
+    ///
+    /// Example:
+    ///     >>> c = urikey.Canonicalizer()
+    ///     >>> c.unique_mask(["http://a.com/", "HTTP://A.com:80/", "/x", "http://b.com/"])
+    ///     [True, False, False, True]
+    ///     >>> c.unique_mask(["/x", "http://a.com/x"], base="http://a.com/")
+    ///     [True, False]
+    #[pyo3(signature = (urls, *, base = None, allow_relative = false))]
+    fn unique_mask<'py>(
+        &self,
+        py: Python<'py>,
+        urls: &Bound<'py, PyAny>,
+        base: Option<&str>,
+        allow_relative: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let k = self
+            .keying
+            .with_relative(options::relative(base, allow_relative)?);
+        let batch = Batch::read(urls)?;
+        let lines = batch.lines();
+        let mask = py.allow_threads(|| seen::first_of_each_key(&k, lines));
         batch.bools(py, &mask)
+    }
+
+    /// `fingerprints` under the dedup calls' rule for relative references
+    /// (see `unique_mask`), with None for blank URLs: what
+    /// `urikey.spark.dedup` groups rows by. Internal.
+    #[pyo3(signature = (urls, *, base = None, allow_relative = false))]
+    fn _dedup_fingerprints<'py>(
+        &self,
+        py: Python<'py>,
+        urls: &Bound<'py, PyAny>,
+        base: Option<&str>,
+        allow_relative: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let k = self
+            .keying
+            .with_relative(options::relative(base, allow_relative)?);
+        let batch = Batch::read(urls)?;
+        let lines = batch.lines();
+        let fps = py.allow_threads(|| {
+            let mut fps = keys::fingerprints(&k, lines);
+            for (fp, line) in fps.iter_mut().zip(lines) {
+                if line.is_some_and(<[u8]>::is_empty) {
+                    *fp = None;
+                }
+            }
+            fps
+        });
+        batch.fingerprints(py, &fps)
     }
 }
 
@@ -240,7 +445,31 @@ pub fn keying_for(
     Ok(k)
 }
 
-/// `urikey.canonicalize(url, profile="rfc", *, ...)`.
+/// The canonical key of one URL.
+///
+/// The same as `Canonicalizer(profile, ...).canonicalize(url)`; the
+/// canonicalizer of recent option sets is kept, so a loop that calls this
+/// with the same options builds it once.
+///
+/// Args:
+///     url (str): a URI-reference (absolute or relative).
+///     profile (str): "none", "syntax", "rfc" (the default) or "crawl".
+///     enable, disable, lenient, key, compat: as for `Canonicalizer`.
+///
+/// Returns:
+///     str: the key; `url` itself when it is already canonical.
+///
+/// Raises:
+///     InvalidURIError: `url` is not a valid URI-reference (a ValueError
+///         with `.index`, the byte offset in its UTF-8 form, and `.reason`).
+///     ValueError: an unknown profile, flag, key format or preset.
+///     TypeError: `url` is not a str.
+///
+/// Example:
+///     >>> urikey.canonicalize("HTTP://Example.COM:80/a/./b/../c?x#top")
+///     'http://example.com/a/c?x#top'
+///     >>> urikey.canonicalize("http://Example.com/a#top", "crawl")
+///     'http://example.com/a'
 #[pyfunction]
 #[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, key = "uri", compat = None))]
 #[allow(clippy::too_many_arguments)]
@@ -257,7 +486,27 @@ pub fn canonicalize<'py>(
     canonicalize_one(&k, url)
 }
 
-/// `urikey.fingerprint(url, profile="rfc", *, ...)`.
+/// The 128-bit fingerprint of one URL's canonical key.
+///
+/// What `urikey normalize --key hash` prints, as 16 bytes; the same as
+/// `Canonicalizer(profile, ...).fingerprint(url)`.
+///
+/// Args:
+///     url (str): a URI-reference.
+///     profile (str): "none", "syntax", "rfc" (the default) or "crawl".
+///     enable, disable, lenient, compat: as for `Canonicalizer`.
+///
+/// Returns:
+///     bytes: 16 bytes, big-endian.
+///
+/// Raises:
+///     InvalidURIError: `url` is not a valid URI-reference.
+///     ValueError: an unknown profile, flag or preset.
+///     TypeError: `url` is not a str.
+///
+/// Example:
+///     >>> urikey.fingerprint("http://a.com/") == urikey.fingerprint("HTTP://A.com:80/")
+///     True
 #[pyfunction]
 #[pyo3(signature = (url, profile = "rfc", *, enable = None, disable = None, lenient = false, compat = None))]
 pub fn fingerprint<'py>(

@@ -17,15 +17,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use urikey::engine::{
     self, Config, Emit, Field, Input, InvalidLine, MmapChoice, Observer, OutputFile, Stats,
 };
-use urikey::uri::key::Relative;
 
-use crate::errors::engine_error;
+use crate::errors::{engine_error, os_error};
 use crate::options;
 
 /// How often the waiting thread checks for signals.
@@ -92,13 +91,26 @@ fn is_one_path(ob: &Bound<'_, PyAny>) -> PyResult<bool> {
     ob.is_instance(kinds.into_pyobject(ob.py())?.as_any())
 }
 
+/// `inputs`: one path, or an iterable of them; a `TypeError` naming the
+/// argument (and the item) for anything else.
 fn inputs_of(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Input>> {
+    let not_paths = |what: &str, o: &Bound<'_, PyAny>| {
+        PyTypeError::new_err(format!(
+            "{what} must be a path (str, bytes or os.PathLike) or a list of paths, not {}",
+            options::type_name(o)
+        ))
+    };
     let list: Vec<PathBuf> = if is_one_path(inputs)? {
         vec![inputs.extract::<FsPath>()?.0]
     } else {
         let mut list = Vec::new();
-        for item in inputs.try_iter()? {
-            list.push(item?.extract::<FsPath>()?.0);
+        let items = inputs.try_iter().map_err(|_| not_paths("inputs", inputs))?;
+        for (i, item) in items.enumerate() {
+            let item = item?;
+            if !is_one_path(&item)? {
+                return Err(not_paths(&format!("inputs[{i}]"), &item));
+            }
+            list.push(item.extract::<FsPath>()?.0);
         }
         list
     };
@@ -142,12 +154,17 @@ fn stats_dict<'py>(py: Python<'py>, s: &Stats) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
-fn write_error(path: &Path, e: &io::Error) -> PyErr {
-    PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
+fn write_error(py: Python<'_>, path: &Path, e: &io::Error) -> PyErr {
+    os_error(
+        py,
+        e,
+        path,
+        &format!("cannot write {}: {e}", path.display()),
+    )
 }
 
-fn create(path: &Path) -> PyResult<OutputFile> {
-    OutputFile::create(path).map_err(|e| write_error(path, &e))
+fn create(py: Python<'_>, path: &Path) -> PyResult<OutputFile> {
+    OutputFile::create(path).map_err(|e| write_error(py, path, &e))
 }
 
 /// What the run thread hands back.
@@ -158,15 +175,79 @@ struct Finished {
     observer: PyObserver,
 }
 
-/// `urikey.dedup_file(...)`.
+/// Deduplicates whole files exactly as `urikey dedup` does.
 ///
 /// Input files are memory-mapped, as `urikey dedup` maps them: a file that
 /// another process truncates while the call reads it ends the process with
 /// SIGBUS, so files still being written should be passed through a pipe.
+///
+/// The engine reads the inputs in order as one stream (plain, gzip, zstd,
+/// xz or bzip2, recognised by content), keeps the first line of every
+/// canonical key and writes them to `output` through a temporary file
+/// renamed when the run succeeds. Past `memory_limit` it spills to
+/// temporary files; the output is the same. Ctrl-C stops it (raising
+/// KeyboardInterrupt) and leaves no output file.
+///
+/// A URL dump holds absolute URLs: a relative reference ("/a", "hello") is
+/// an invalid line (`relative-reference`) unless `base` or `allow_relative`
+/// says otherwise; blank lines are skipped.
+///
+/// Args:
+///     inputs (path | list[path]): one path or a list of them (str, bytes
+///         or os.PathLike); "-" is standard input.
+///     output (path): the file to write.
+///     profile, enable, disable, lenient, key, compat: the keying options
+///         of `Canonicalizer`.
+///     emit (str): "canonical" (the default) writes keys, "original" the
+///         first-seen lines as they were.
+///     field (int | None): take the URL from this column (1-based) and
+///         write whole lines (--field).
+///     delimiter (str): the column separator for `field`, one byte (TAB).
+///     format (str | None): "lines", "cdxj", "cdx", "warc", "wat" or
+///         "parquet" (--format); recognised from the content when None.
+///     threads (int): worker threads; 0 (the default) uses every core.
+///     rejects (path | None): write every invalid line there as
+///         "path:line:byte:reason<TAB>line".
+///     memory_limit (int | str | None): bytes or a size such as "4G"; by
+///         default a share of the machine's memory.
+///     temp_dir (path | None): where spilled runs keep their files.
+///     base (str | None): resolve relative references against this
+///         absolute URI (--base).
+///     allow_relative (bool): key relative references as they are
+///         (--allow-relative).
+///
+/// Returns:
+///     dict: the run's statistics under the names of
+///     `urikey dedup --stats-json` ("lines", "blank", "invalid",
+///     "invalid_by_reason", "unique", "duplicates", "wall_seconds", ...).
+///
+/// Raises:
+///     FileNotFoundError: an input, or the output's directory, does not
+///         exist (an OSError subclass with errno, strerror and filename).
+///     IsADirectoryError: an input or the output is a directory.
+///     PermissionError: an input cannot be read or the output written.
+///     OSError: any other failure to read or write (a corrupt gzip stream,
+///         a full disk), with filename set.
+///     ValueError: an unknown option value, a base that is not an
+///         absolute URI, or rejects naming an input or the output.
+///     TypeError: an argument of the wrong type (named in the message).
+///     KeyboardInterrupt: Ctrl-C during the run.
+///
+/// Example:
+///     >>> import os, tempfile
+///     >>> d = tempfile.mkdtemp()
+///     >>> src, out = os.path.join(d, "urls.txt"), os.path.join(d, "unique.txt")
+///     >>> _ = open(src, "w").write("http://a.com/\nHTTP://A.com:80/\n/rel\nhttp://b.com/\n")
+///     >>> stats = urikey.dedup_file(src, out)
+///     >>> stats["unique"], stats["duplicates"], stats["invalid_by_reason"]
+///     (2, 1, {'relative-reference': 1})
+///     >>> open(out).read()
+///     'http://a.com/\nhttp://b.com/\n'
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
     lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
-    format = None, threads = 0, rejects = None, compat = None, memory_limit = None, temp_dir = None))]
+    format = None, threads = 0, rejects = None, compat = None, memory_limit = None,
+    temp_dir = None, base = None, allow_relative = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn dedup_file<'py>(
     py: Python<'py>,
@@ -186,14 +267,18 @@ pub fn dedup_file<'py>(
     compat: Option<&str>,
     memory_limit: Option<&Bound<'py, PyAny>>,
     temp_dir: Option<FsPath>,
+    base: Option<&str>,
+    allow_relative: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let output = output.0;
     let rejects = rejects.map(|p| p.0);
     let temp_dir = temp_dir.map(|p| p.0);
     let key_config = options::config(profile, enable, disable, lenient, key, compat)?;
     // As `urikey dedup`: a URL dump holds absolute URLs, so a relative
-    // reference (`hello`) is an invalid line.
-    let mut config = Config::new(key_config.keyer().with_relative(Relative::Reject));
+    // reference (`hello`) is an invalid line, unless `base` or
+    // `allow_relative` says otherwise.
+    let relative = options::relative(base, allow_relative)?;
+    let mut config = Config::new(key_config.keyer().with_relative(relative));
     // SAFETY: `dedup_file` maps its input files, as the `urikey` command
     // does; its docstring states the contract (inputs do not change while
     // it reads them).
@@ -255,8 +340,8 @@ pub fn dedup_file<'py>(
         }
     }
 
-    let mut out_file = create(&output)?;
-    let mut rejects_file = rejects.as_deref().map(create).transpose()?;
+    let mut out_file = create(py, &output)?;
+    let mut rejects_file = rejects.as_deref().map(|p| create(py, p)).transpose()?;
     let temps: Vec<PathBuf> = [Some(&out_file), rejects_file.as_ref()]
         .into_iter()
         .flatten()
@@ -267,7 +352,7 @@ pub fn dedup_file<'py>(
         rejects: match &rejects_file {
             Some(f) => Some(BufWriter::with_capacity(
                 1 << 16,
-                f.try_clone().map_err(|e| write_error(&output, &e))?,
+                f.try_clone().map_err(|e| write_error(py, &output, &e))?,
             )),
             None => None,
         },
@@ -323,16 +408,18 @@ pub fn dedup_file<'py>(
         rejects: rejects_file,
         mut observer,
     } = finished;
-    let stats = result.map_err(|e| engine_error(&e))?;
+    let stats = result.map_err(|e| engine_error(py, &e, &output))?;
     if let (Some(w), Some(f), Some(path)) = (observer.rejects.take(), rejects_file, &rejects) {
         if let Some(e) = observer.error.take() {
-            return Err(write_error(path, &e));
+            return Err(write_error(py, path, &e));
         }
         w.into_inner()
             .map_err(io::IntoInnerError::into_error)
             .and_then(|_| f.commit())
-            .map_err(|e| write_error(path, &e))?;
+            .map_err(|e| write_error(py, path, &e))?;
     }
-    out_file.commit().map_err(|e| write_error(&output, &e))?;
+    out_file
+        .commit()
+        .map_err(|e| write_error(py, &output, &e))?;
     stats_dict(py, &stats)
 }

@@ -249,3 +249,18 @@ pub fn fingerprints(k: &Keying, lines: &[Line<'_>]) -> Vec<Option<u128>> {
     }
     all
 }
+
+/// Why each line is invalid (the error's kebab-case name), in order:
+/// `None` for a missing or valid line.
+pub fn reasons(k: &Keying, lines: &[Line<'_>]) -> Vec<Option<&'static str>> {
+    let runs = par_runs(lines, |run| {
+        let mut scratch = KeyScratch::default();
+        run.iter()
+            .map(|line| {
+                line.and_then(|input| k.keyer.key(input, &mut scratch).err())
+                    .map(|e| e.reason())
+            })
+            .collect::<Vec<_>>()
+    });
+    runs.into_iter().flatten().collect()
+}

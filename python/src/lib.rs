@@ -9,11 +9,13 @@
 //! * `seen`: the fingerprint set behind `unique_mask` and `Deduplicator`
 //! * `canonicalizer`, `deduplicator`, `uri`, `dedup_file`: the
 //!   Python-facing calls
+//! * `cli`: the `urikey` command (`python -m urikey`)
 //! * `errors`: Python exceptions
 
 mod arrow;
 mod batch;
 mod canonicalizer;
+mod cli;
 mod dedup_file;
 mod deduplicator;
 mod errors;
@@ -35,6 +37,7 @@ fn _urikey(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(uri::parse, m)?)?;
     m.add_function(wrap_pyfunction!(uri::resolve, m)?)?;
     m.add_function(wrap_pyfunction!(dedup_file::dedup_file, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::_cli_main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

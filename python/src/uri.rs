@@ -8,24 +8,45 @@ use crate::errors::invalid_parse;
 use crate::text;
 
 /// A parsed URI-reference: its raw components, exactly as written.
+///
+/// Made by `urikey.parse`; nothing is normalized (use `canonicalize` for
+/// that). `str(uri)` is the text parsed. URIs compare and hash by their
+/// components.
+///
+/// Example:
+///     >>> u = urikey.parse("http://user@[::1]:8080/p?q#f")
+///     >>> u.scheme, u.userinfo, u.host, u.port, u.path, u.query, u.fragment
+///     ('http', 'user', '[::1]', '8080', '/p', 'q', 'f')
 #[pyclass(frozen, eq, hash, module = "urikey", name = "URI")]
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PyUri {
     text: String,
+    /// The scheme as written ("HTTP" stays upper case), or None for a
+    /// relative reference.
     #[pyo3(get)]
     scheme: Option<String>,
+    /// The userinfo before "@" in the authority, or None.
     #[pyo3(get)]
     userinfo: Option<String>,
+    /// The host as written (an IPv6 literal keeps its brackets), or None
+    /// without an authority; "" for an empty host ("file:///p").
     #[pyo3(get)]
     host: Option<String>,
+    /// The port's digits as written (possibly empty: "http://a:/"), or
+    /// None; see `port_number`.
     #[pyo3(get)]
     port: Option<String>,
+    /// The path as written; always present, possibly "".
     #[pyo3(get)]
     path: String,
+    /// The query after "?", without it, or None when there is no "?".
     #[pyo3(get)]
     query: Option<String>,
+    /// The fragment after "#", without it, or None when there is no "#".
     #[pyo3(get)]
     fragment: Option<String>,
+    /// What the host is: "reg-name", "ipv4", "ipv6" or "ipvfuture"; None
+    /// without a host.
     #[pyo3(get)]
     host_type: Option<&'static str>,
 }
@@ -44,20 +65,37 @@ impl PyUri {
         format!("urikey.URI({:?})", self.text)
     }
 
-    /// True when there is no scheme.
+    /// True when there is no scheme (a relative reference, RFC 3986 §4.2).
     #[getter]
     fn is_relative(&self) -> bool {
         self.scheme.is_none()
     }
 
-    /// The port as a number, when it is one that fits in 16 bits.
+    /// The port as an int, or None when there is none, it is empty, or
+    /// its digits do not fit in 16 bits.
     #[getter]
     fn port_number(&self) -> Option<u16> {
         self.port.as_deref().and_then(|p| p.parse().ok())
     }
 }
 
-/// `urikey.parse(url)`.
+/// Parses a URI-reference (RFC 3986, strictly) into its raw components.
+///
+/// Args:
+///     url (str): an absolute URI or a relative reference.
+///
+/// Returns:
+///     URI: the components, exactly as written.
+///
+/// Raises:
+///     InvalidURIError: `url` is not a valid URI-reference (a ValueError
+///         with `.index` and `.reason`).
+///     TypeError: `url` is not a str.
+///
+/// Example:
+///     >>> u = urikey.parse("http://user@[::1]:8080/p?q#f")
+///     >>> u.host, u.host_type, u.port_number
+///     ('[::1]', 'ipv6', 8080)
 #[pyfunction]
 pub fn parse(url: &Bound<'_, PyAny>) -> PyResult<PyUri> {
     let py = url.py();
@@ -77,7 +115,28 @@ pub fn parse(url: &Bound<'_, PyAny>) -> PyResult<PyUri> {
     })
 }
 
-/// `urikey.resolve(base, reference, *, strict=True)`.
+/// Resolves a reference against a base URI (RFC 3986 §5.2).
+///
+/// Args:
+///     base (str): an absolute URI.
+///     reference (str): a URI-reference (relative or absolute).
+///     strict (bool): True (the default) is RFC 3986's strict resolver;
+///         False ignores a reference's scheme when it equals the base's
+///         (§5.2.2, for backward compatibility).
+///
+/// Returns:
+///     str: the target URI (dot segments removed, not otherwise
+///     normalized).
+///
+/// Raises:
+///     InvalidURIError: `base` or `reference` is not a valid
+///         URI-reference.
+///     ValueError: `base` is not absolute.
+///     TypeError: an argument is not a str.
+///
+/// Example:
+///     >>> urikey.resolve("http://a/b/c/d;p?q", "../g")
+///     'http://a/b/g'
 #[pyfunction]
 #[pyo3(signature = (base, reference, *, strict = true))]
 pub fn resolve(

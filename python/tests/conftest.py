@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +72,46 @@ def sample_lines(path: Path = SAMPLE) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")][
         : -1 if text.endswith("\n") else None
     ]
+
+
+def need_spark(module_level: bool = False) -> None:
+    """Skips (fails with `URIKEY_REQUIRE_SPARK`, as `.ci/run` sets it) when
+    pyspark or a Java runtime is missing."""
+
+    def need(reason: str) -> None:
+        if os.environ.get("URIKEY_REQUIRE_SPARK"):
+            pytest.fail(f"{reason} (required because URIKEY_REQUIRE_SPARK is set)")
+        pytest.skip(reason, allow_module_level=module_level)
+
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the environment
+        need("pyspark is not installed (scripts/spark-env installs it)")
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        need("no Java runtime (scripts/spark-env installs one)")
+
+
+# Enough partitions to split keys across tasks, few enough to start fast.
+SHUFFLE_PARTITIONS = 4
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A real local Spark (`local[2]`), shared by every test that asks for it."""
+    need_spark()
+    from pyspark.sql import SparkSession
+
+    # Python workers run this interpreter (the venv with urikey), not `python3` on PATH.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("urikey-tests")
+        .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

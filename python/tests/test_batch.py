@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -307,3 +309,139 @@ def test_strings_outside_their_buffers_are_a_value_error() -> None:
         [None, pa.py_buffer((0).to_bytes(4, "little") + (10).to_bytes(4, "little")), data],
     )
     assert c.canonicalize_many(good).to_pylist() == ["http://a/x"]
+
+
+# Arrow input of any bytes (issue 33, item 1): Spark hands over string
+# columns whose bytes are whatever a file held, and pyarrow builds string
+# arrays from buffers without checking them; binary and dictionary arrays
+# carry URLs too. Every batch call reads them all without raising.
+ODD_BYTES: list[bytes | None] = [
+    b"http://a.com/caf\xe9",  # Latin-1
+    b"HTTP://A.com:80/x",
+    None,
+    b"\xff\xfe\x00",
+    b"http://a.com/x",
+    b"/relative",
+    b"",
+    b"http://b.com/\xc3\xa9",  # UTF-8, not ASCII
+]
+
+
+def _offsets_array(values: list[bytes | None], type_: pa.DataType) -> pa.Array:
+    """A string or binary array made from raw buffers: pyarrow checks no UTF-8."""
+    width = 8 if type_ in (pa.large_string(), pa.large_binary()) else 4
+    offsets, data, valid = [0], b"", 0
+    for i, v in enumerate(values):
+        data += v or b""
+        offsets.append(len(data))
+        valid |= (v is not None) << i
+    return pa.Array.from_buffers(
+        type_,
+        len(values),
+        [
+            pa.py_buffer(valid.to_bytes((len(values) + 7) // 8, "little")),
+            pa.py_buffer(b"".join(o.to_bytes(width, "little") for o in offsets)),
+            pa.py_buffer(data),
+        ],
+        null_count=values.count(None),
+    )
+
+
+def _byte_arrays(values: list[bytes | None]) -> dict[str, object]:
+    """``values`` in every Arrow layout a URL column may come in."""
+    binary = pa.array(values, pa.binary())
+    distinct = sorted({v for v in values if v is not None})
+    indices = [None if v is None else distinct.index(v) for v in values]
+    kinds: dict[str, object] = {
+        "string (not UTF-8)": _offsets_array(values, pa.string()),
+        "large_string (not UTF-8)": _offsets_array(values, pa.large_string()),
+        "binary": binary,
+        "large_binary": pa.array(values, pa.large_binary()),
+        "binary_view": pa.array(values, pa.binary_view()),
+        "dictionary<int8, binary>": pa.DictionaryArray.from_arrays(
+            pa.array(indices, pa.int8()), pa.array(distinct, pa.binary())
+        ),
+        "dictionary<uint32, string (not UTF-8)>": pa.DictionaryArray.from_arrays(
+            pa.array(indices, pa.uint32()), _offsets_array(list(distinct), pa.string())
+        ),
+        "chunked binary": pa.chunked_array([binary.slice(0, 3), binary.slice(3)]),
+        "table of one binary column": pa.table({"url": binary}),
+        "polars Binary": pl.Series("url", values, dtype=pl.Binary),
+    }
+    # A string view of the same bytes: the binary view's buffers, retyped.
+    view = pa.array(values, pa.binary_view())
+    kinds["string_view (not UTF-8)"] = pa.Array.from_buffers(
+        pa.string_view(), len(values), view.buffers(), null_count=view.null_count
+    )
+    return kinds
+
+
+def _pylist(result: object) -> list[object]:
+    if isinstance(result, pl.Series):
+        return result.to_list()
+    assert isinstance(result, (pa.Array, pa.ChunkedArray))
+    return result.to_pylist()
+
+
+@pytest.mark.parametrize("kind", list(_byte_arrays(ODD_BYTES)))
+def test_arrow_bytes_of_any_kind_never_raise(kind: str) -> None:
+    array = _byte_arrays(ODD_BYTES)[kind]
+    c = urikey.Canonicalizer("crawl")
+    assert _pylist(c.canonicalize_many(array)) == [
+        None,
+        "http://a.com/x",
+        None,
+        None,
+        "http://a.com/x",
+        "/relative",
+        "",
+        None,
+    ]
+    reasons = _pylist(c.invalid_reasons(array))
+    assert reasons == [
+        "invalid-path",
+        None,
+        None,
+        "invalid-path",
+        None,
+        None,
+        None,
+        "invalid-path",
+    ]
+    fps = _pylist(c.fingerprints(array))
+    keyed = [r is None and v is not None for r, v in zip(reasons, ODD_BYTES, strict=True)]
+    assert [fp is not None for fp in fps] == keyed
+    assert fps[1] == fps[4] == c.fingerprint("http://a.com/x")
+    assert _pylist(c.unique_mask(array)) == [False, True, False, False, False, False, False, False]
+    assert _pylist(urikey.Deduplicator("crawl").add(array)) == _pylist(c.unique_mask(array))
+    lenient = urikey.Canonicalizer("crawl", lenient=True)
+    keys = _pylist(lenient.canonicalize_many(array))
+    assert keys[0] == "http://a.com/caf%E9"
+    assert keys[7] == "http://b.com/%C3%A9"
+
+
+def test_arrow_bytes_key_as_the_cli_keys_them(cli: Path, tmp_path: Path) -> None:
+    lines = [v or b"" for v in ODD_BYTES if v != b""]
+    path = tmp_path / "odd.txt"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for args in ([], ["--lenient"], ["--profile", "none"]):
+        run = subprocess.run(
+            [str(cli), "normalize", *args, str(path)], check=True, capture_output=True
+        )
+        want = [k or None for k in run.stdout.decode("utf-8").split("\n")[:-1]]
+        c = urikey.Canonicalizer("none" if "none" in args else "rfc", lenient="--lenient" in args)
+        got = c.canonicalize_many(pa.array(lines, pa.binary())).to_pylist()
+        assert [g or None for g in got] == want, args
+
+
+def test_arrow_lines_outside_their_dictionary_are_a_value_error() -> None:
+    bad = pa.DictionaryArray.from_arrays(
+        pa.array([0, 5], pa.int32()), pa.array([b"http://a/"], pa.binary()), safe=False
+    )
+    with pytest.raises(ValueError, match="outside"):
+        urikey.Canonicalizer().canonicalize_many(bad)
+    negative = pa.DictionaryArray.from_arrays(
+        pa.array([0, -1], pa.int8()), pa.array([b"http://a/"]), safe=False
+    )
+    with pytest.raises(ValueError, match="outside"):
+        urikey.Canonicalizer().fingerprints(negative)

@@ -136,17 +136,143 @@ def test_dropins_match_reference_on_a_sample(lines: list[str]) -> None:
             assert _or_none(ours, line) == _or_none(theirs, line), line
 
 
+def _outcome(f: Callable[..., object], *args: object, **kwargs: object) -> tuple[str, object]:
+    """``("ok", f(...))``, or ``("raised", exception)``."""
+    try:
+        return ("ok", f(*args, **kwargs))
+    except Exception as e:  # the reference may raise anything
+        return ("raised", e)
+
+
+def _same_outcome(
+    ours: Callable[..., object], theirs: Callable[..., object], *args: object, **kwargs: object
+) -> None:
+    """The same key from ``ours(...)`` and ``theirs(...)``, or an exception of
+    ours that the original's ``except`` catches."""
+    got, want = _outcome(ours, *args, **kwargs), _outcome(theirs, *args, **kwargs)
+    if want[0] == "raised":
+        assert got[0] == "raised", (got, want)
+        assert isinstance(got[1], type(want[1])), (got, want)
+        assert isinstance(got[1], urikey.InvalidURIError), got
+    else:
+        assert got == want
+
+
+def test_dropins_raise_what_the_originals_raise(lines: list[str]) -> None:
+    # Issue 33, item 9: where the original raises, the same `except` clause
+    # catches ours (surt: AttributeError for whitespace; w3lib: ValueError,
+    # UnicodeEncodeError for a bracketed host with non-ASCII characters).
+    odd = [" ", "\t\n", "http://[v1.\u00fc]/", "http://[::1%25\u00fc]/", "http://a:99999/"]
+    for line in [*odd, *lines[:: max(1, len(lines) // 20000)]]:
+        _same_outcome(w3lib_dropin.canonicalize_url, w3lib_reference, line)
+        _same_outcome(surt_dropin.surt, surt_reference.surt, line)
+    with pytest.raises(AttributeError):
+        surt_dropin.surt(" ")
+
+
+def test_dropins_take_what_the_originals_take(lines: list[str]) -> None:
+    # bytes (UTF-8, and for w3lib not UTF-8 too: each such byte is
+    # percent-encoded), ParseResult, None, and every argument passed at its
+    # default value.
+    from urllib.parse import urlparse
+
+    sample = [*lines[:: max(1, len(lines) // 3000)], "http://a/caf\u00e9?b=&c&a=1#f"]
+    for line in sample:
+        raw = line.encode("utf-8")
+        _same_outcome(w3lib_dropin.canonicalize_url, w3lib_reference, raw)
+        latin = line.encode("latin-1", "replace")
+        _same_outcome(w3lib_dropin.canonicalize_url, w3lib_reference, latin)
+        try:
+            parsed = urlparse(line)
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            _same_outcome(w3lib_dropin.canonicalize_url, w3lib_reference, parsed)
+        _same_outcome(
+            w3lib_dropin.canonicalize_url,
+            w3lib_reference,
+            line,
+            True,
+            True,
+            "UTF8",
+            query_separator="&",
+        )
+        _same_outcome(surt_dropin.surt, surt_reference.surt, raw)
+        surt_defaults = {"with_scheme": False, "trailing_comma": False, "host_massage": True}
+        _same_outcome(surt_dropin.surt, surt_reference.surt, line, None, **surt_defaults)
+    for url in [None, "", b""]:
+        assert surt_dropin.surt(url) == surt_reference.surt(url)  # type: ignore[call-overload]
+    from surt import DefaultIAURLCanonicalizer
+
+    for default in [DefaultIAURLCanonicalizer, DefaultIAURLCanonicalizer.canonicalize]:
+        assert surt_dropin.surt("http://www.a.com/", default) == "com,a)/"
+
+
+def test_keep_blank_values_false_equals_w3lib(lines: list[str]) -> None:
+    want = _reference_keys(lambda u: w3lib_reference(u, keep_blank_values=False), lines)
+    got = [_or_none(lambda u: w3lib_dropin.canonicalize_url(u, False), line) for line in lines]
+    differ = sum(1 for w, g in zip(want, got, strict=True) if w != g)
+    assert differ == 0, _first_differences(lines, want, got)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"encoding": "latin-1"},
+        {"encoding": "cp1251"},
+        {"encoding": "gb18030"},
+        {"encoding": "iso2022_jp", "keep_fragments": True},
+        {"encoding": "shift_jis"},
+        {"encoding": "utf-16"},
+        {"query_separator": ";"},
+        {"query_separator": ",", "keep_blank_values": False, "keep_fragments": True},
+        {"encoding": "latin1", "query_separator": ";"},
+    ],
+    ids=repr,
+)
+def test_w3lib_encodings_and_separators_equal_w3lib(
+    options: dict[str, object], lines: list[str]
+) -> None:
+    # Every key is w3lib's, whatever the codec (w3lib percent-encodes the
+    # bytes of the query and fragment in it; a codec with a byte order mark
+    # gives every URL a query), and with the separators the drop-in takes.
+    extra = [
+        "http://www.example.com/r\u00e9sum\u00e9?q=r\u00e9sum\u00e9#fr\u00e9",
+        "http://www.example.com/?country=\u0420\u043e\u0441\u0441\u0438\u044f&a=1",
+        "http://www.example.com/?currency=\u20ac;b=2;a=1",
+        "http://www.example.com/?a=x&y;b=1",
+    ]
+    encoding = str(options.get("encoding", "utf-8"))
+    for line in [*extra, *lines[:: max(1, len(lines) // 8000)]]:
+        for url in (line, line.encode(encoding, "replace")):
+            _same_outcome(w3lib_dropin.canonicalize_url, w3lib_reference, url, **options)
+
+
+def test_surt_reverse_ipaddr_false_equals_surt(lines: list[str]) -> None:
+    extra = [
+        "http://192.168.1.254/info/",
+        "http://1.2.3.4:8080/x",
+        "http://[0:0:0:0:0:0:13.1.68.3]",
+    ]
+    for line in [*extra, *lines]:
+        _same_outcome(surt_dropin.surt, surt_reference.surt, line, reverse_ipaddr=False)
+
+
 def test_dropins_refuse_what_they_do_not_reproduce() -> None:
-    with pytest.raises(NotImplementedError, match="keep_blank_values"):
-        w3lib_dropin.canonicalize_url("http://a/?b=", keep_blank_values=False)
-    with pytest.raises(NotImplementedError, match="encoding"):
-        w3lib_dropin.canonicalize_url("http://a/", encoding="latin-1")
-    with pytest.raises(NotImplementedError, match="bytes"):
-        w3lib_dropin.canonicalize_url(b"http://a/")  # type: ignore[arg-type]
+    with pytest.raises(LookupError):
+        w3lib_dropin.canonicalize_url("http://a/", encoding="no-such-codec")
+    with pytest.raises(NotImplementedError, match="query_separator"):
+        w3lib_dropin.canonicalize_url("http://a/", query_separator="|")
+    with pytest.raises(TypeError, match="url must be"):
+        w3lib_dropin.canonicalize_url(5)  # type: ignore[arg-type]
     with pytest.raises(NotImplementedError, match="canonicalizer"):
         surt_dropin.surt("http://a/", canonicalizer=object())
-    with pytest.raises(NotImplementedError, match="with_scheme"):
+    with pytest.raises(NotImplementedError, match="with_scheme=True"):
         surt_dropin.surt("http://a/", with_scheme=True)
+    with pytest.raises(NotImplementedError, match="not UTF-8"):
+        surt_dropin.surt(b"http://a/\xff")
+    # Options surt does not read are ignored, as surt ignores them.
+    assert surt_dropin.surt("http://a/", no_such_option=1) == "a)/"
 
 
 def test_compat_errors_and_options() -> None:

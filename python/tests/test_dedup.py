@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -206,8 +207,79 @@ def test_dedup_file_unencodable_or_failing_paths_raise(tmp_path: Path) -> None:
 
     with pytest.raises(ZeroDivisionError):
         urikey.dedup_file(Failing(), out)  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="inputs must be a path"):
         urikey.dedup_file(5, out)  # type: ignore[arg-type]
+    assert not out.exists()
+
+
+def test_dedup_file_errors_are_the_errno_subclasses(tmp_path: Path) -> None:
+    # Issue 33, item 5: what a Python user catches by type, with errno,
+    # strerror and filename set as Python's own open() sets them.
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"http://a/\n")
+    out = tmp_path / "out.txt"
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(FileNotFoundError) as e:
+        urikey.dedup_file(missing, out)
+    assert (e.value.errno, e.value.strerror) == (errno.ENOENT, os.strerror(errno.ENOENT))
+    assert e.value.filename == str(missing)
+    assert str(e.value) == f"[Errno 2] No such file or directory: {str(missing)!r}"
+    with pytest.raises(FileNotFoundError) as e:
+        urikey.dedup_file([src, missing], out)
+    assert e.value.filename == str(missing)
+    with pytest.raises(IsADirectoryError) as e:
+        urikey.dedup_file(tmp_path, out)
+    assert (e.value.errno, e.value.filename) == (errno.EISDIR, str(tmp_path))
+    # The output's directory is missing, or the output is a directory.
+    with pytest.raises(FileNotFoundError) as e:
+        urikey.dedup_file(src, tmp_path / "no-dir" / "out.txt")
+    assert e.value.filename == str(tmp_path / "no-dir" / "out.txt")
+    with pytest.raises(IsADirectoryError) as e:
+        urikey.dedup_file(src, tmp_path)
+    assert e.value.filename == str(tmp_path)
+    with pytest.raises(FileNotFoundError) as e:
+        urikey.dedup_file(src, out, rejects=tmp_path / "no-dir" / "rejects.txt")
+    assert e.value.filename == str(tmp_path / "no-dir" / "rejects.txt")
+    # A failed run leaves no output under its name.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt"]
+    if os.geteuid() != 0:  # root reads anything
+        src.chmod(0)
+        try:
+            with pytest.raises(PermissionError) as e:
+                urikey.dedup_file(src, out)
+            assert e.value.filename == str(src)
+        finally:
+            src.chmod(0o644)
+    # A corrupt compressed input has no errno: a plain OSError naming it.
+    bad = tmp_path / "bad.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage")
+    with pytest.raises(OSError, match=r"bad\.gz") as e:
+        urikey.dedup_file(bad, out)
+    assert e.value.filename == str(bad)
+
+
+def test_type_errors_name_the_argument(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"http://a/\n")
+    out = tmp_path / "out.txt"
+    with pytest.raises(TypeError, match=r"^inputs must be a path .* not int$"):
+        urikey.dedup_file(5, out)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^inputs\[1\] must be a path .* not int$"):
+        urikey.dedup_file([src, 5], out)  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="output"):
+        urikey.dedup_file(src, 5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="rejects"):
+        urikey.dedup_file(src, out, rejects=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="profile"):
+        urikey.dedup_file(src, out, profile=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^enable must be a str or a list of str"):
+        urikey.Canonicalizer(enable=5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^disable must be .* not int$"):
+        urikey.Deduplicator(disable=["sort-query", 1])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="memory_limit"):
+        urikey.Deduplicator(memory_limit=[1])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="base"):
+        urikey.Deduplicator(base=5)  # type: ignore[arg-type]
     assert not out.exists()
 
 

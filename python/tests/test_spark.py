@@ -6,60 +6,23 @@ is set (as `.ci/run` does after `scripts/spark-env`), in which case it fails.
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SAMPLE, sample_lines
+from conftest import ROOT, SAMPLE, need_spark, sample_lines
 
 import urikey
 
-
-def _need(reason: str) -> None:
-    if os.environ.get("URIKEY_REQUIRE_SPARK"):
-        pytest.fail(f"{reason} (required because URIKEY_REQUIRE_SPARK is set)")
-    pytest.skip(reason, allow_module_level=True)
-
-
-try:
-    import pyspark  # noqa: F401
-except ImportError:  # pragma: no cover - depends on the environment
-    _need("pyspark is not installed (scripts/spark-env installs it)")
-if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-    _need("no Java runtime (scripts/spark-env installs one)")
+need_spark(module_level=True)
 
 import pyarrow as pa  # noqa: E402
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 from urikey import spark as uks  # noqa: E402
-
-# Enough partitions to split keys across tasks, few enough to start fast.
-SHUFFLE_PARTITIONS = 4
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    # Python workers run this interpreter (the venv with urikey), not `python3` on PATH.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("urikey-tests")
-        .config("spark.sql.shuffle.partitions", str(SHUFFLE_PARTITIONS))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "4096")
-        .config("spark.driver.memory", "1g")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def frame(spark: SparkSession, lines: list[str | None], partitions: int = 3) -> DataFrame:
@@ -280,3 +243,55 @@ def test_bad_arguments(spark: SparkSession) -> None:
         uks.dedup(df, "url", profile="crawl", compat="w3lib")
     with pytest.raises(ValueError, match="already exist"):
         uks.with_keys(uks.with_keys(df, "url"), "url")
+
+
+def test_a_row_that_is_not_utf8_is_invalid_not_a_failed_job(
+    spark: SparkSession, cli: Path, tmp_path: Path
+) -> None:
+    # Spark reads text without checking UTF-8: the Latin-1 byte reaches the
+    # Arrow batch as it is (issue 33: it used to fail the whole job).
+    path = tmp_path / "latin1.txt"
+    path.write_bytes(b"http://a.com/caf\xe9\nhttp://a.com/x\nHTTP://A.com:80/x\n")
+    df = spark.read.text(str(path)).coalesce(1)
+    rows = uks.with_keys(df, "value").collect()
+    assert [(r.value_key, r.value_invalid) for r in rows] == [
+        (None, "invalid-path"),
+        ("http://a.com/x", None),
+        ("http://a.com/x", None),
+    ]
+    assert rows[0].value_fp_hi is None and rows[1].value_fp_hi is not None
+    # The CLI calls it an invalid line for the same reason, and so does dedup.
+    rejects = tmp_path / "rejects.txt"
+    run_cli(cli, "dedup", "-q", "--rejects", rejects, "-o", tmp_path / "o.txt", path)
+    records = rejects.read_bytes().split(b"\n")[:-1]
+    assert [r.split(b"\t")[0].rsplit(b":", 1)[1] for r in records] == [b"invalid-path"]
+    kept = uks.dedup(df, "value").collect()
+    assert [r.value for r in kept] == ["http://a.com/x"]
+    # Lenient reading escapes the byte, as the CLI does.
+    lenient = uks.with_keys(df, "value", lenient=True).collect()
+    assert lenient[0].value_key == "http://a.com/caf%E9"
+
+
+def test_a_binary_column_is_read_as_bytes(spark: SparkSession) -> None:
+    df = spark.createDataFrame(
+        [(0, bytearray(b"HTTP://A.com/\xe9")), (1, bytearray(b"HTTP://A.com:80/"))],
+        "line bigint, url binary",
+    )
+    rows = keyed_rows(uks.with_keys(df, "url"))
+    assert [(r.url_key, r.url_invalid) for r in rows] == [
+        (None, "invalid-path"),
+        ("http://a.com/", None),
+    ]
+    assert sorted(r.line for r in uks.dedup(df, "url", lenient=True).collect()) == [0, 1]
+
+
+@pytest.mark.parametrize("name", ["with_keys", "dedup"])
+def test_docstring_examples_run_on_spark(spark: SparkSession, name: str) -> None:
+    import doctest
+
+    func = getattr(uks, name)
+    globs = {"spark": spark, **vars(uks)}
+    test = doctest.DocTestParser().get_doctest(func.__doc__, globs, name, None, 0)
+    runner = doctest.DocTestRunner()
+    runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0

@@ -4,6 +4,9 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol, TypedDict, overload
 
+from urikey import compat as compat
+from urikey import scrapy as scrapy
+from urikey import spark as spark
 from urikey._errors import InvalidURIError as InvalidURIError
 
 __version__: str
@@ -21,7 +24,8 @@ class _ArrowStream(Protocol):
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
 
 ArrowLike = _ArrowArray | _ArrowStream
-"""pyarrow arrays, chunked arrays and tables, Polars and pandas Series, DuckDB relations."""
+"""pyarrow arrays, chunked arrays and tables, Polars and pandas Series, DuckDB relations
+(of strings or bytes)."""
 
 class Canonicalizer:
     """Turns URLs into canonical keys with one set of options."""
@@ -57,9 +61,21 @@ class Canonicalizer:
     @overload
     def fingerprints(self, urls: Iterable[str | None]) -> list[bytes | None]: ...
     @overload
-    def unique_mask(self, urls: ArrowLike) -> Any: ...
+    def invalid_reasons(self, urls: ArrowLike) -> Any: ...
     @overload
-    def unique_mask(self, urls: Iterable[str | None]) -> list[bool]: ...
+    def invalid_reasons(self, urls: Iterable[str | None]) -> list[str | None]: ...
+    @overload
+    def unique_mask(
+        self, urls: ArrowLike, *, base: str | None = None, allow_relative: bool = False
+    ) -> Any: ...
+    @overload
+    def unique_mask(
+        self,
+        urls: Iterable[str | None],
+        *,
+        base: str | None = None,
+        allow_relative: bool = False,
+    ) -> list[bool]: ...
 
 class Deduplicator:
     """A seen-set of keys, fed batch after batch."""
@@ -72,6 +88,8 @@ class Deduplicator:
         disable: Flags | None = (),
         lenient: bool = False,
         compat: Compat | str | None = None,
+        base: str | None = None,
+        allow_relative: bool = False,
         memory_limit: int | str | None = None,
         expected_keys: int | None = None,
     ) -> None: ...
@@ -173,4 +191,6 @@ def dedup_file(
     compat: Compat | str | None = None,
     memory_limit: int | str | None = None,
     temp_dir: StrPath | None = None,
+    base: str | None = None,
+    allow_relative: bool = False,
 ) -> DedupStats: ...

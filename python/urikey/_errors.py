@@ -11,6 +11,19 @@ class InvalidURIError(ValueError):
     ``reason`` the error's stable kebab-case name (``invalid-host``, ...),
     and ``position`` the URL's place in the batch for batch calls
     (``None`` for one-URL calls).
+
+    Args:
+        message: the error's text.
+        index: the byte offset of the first offending byte.
+        reason: the stable name of what is wrong.
+        position: the URL's place in a batch, or None.
+
+    Example:
+        >>> try:
+        ...     urikey.canonicalize("http://exa mple.com/")
+        ... except urikey.InvalidURIError as e:
+        ...     print(e.index, e.reason, e.position)
+        10 invalid-host None
     """
 
     index: int

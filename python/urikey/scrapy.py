@@ -55,7 +55,28 @@ def _blake(*parts: bytes) -> bytes:
 
 
 class RequestFingerprinter:
-    """Scrapy's ``REQUEST_FINGERPRINTER_CLASS``, keyed by urikey."""
+    """Scrapy's ``REQUEST_FINGERPRINTER_CLASS``, keyed by urikey.
+
+    Scrapy builds it with ``from_crawler``; the keyword arguments, when
+    given, take the place of the settings ``URIKEY_PROFILE``,
+    ``URIKEY_ENABLE`` and ``URIKEY_DISABLE``.
+
+    Args:
+        crawler: the crawler whose settings to read, or None (the defaults).
+        profile: the profile (default ``"crawl"``).
+        enable: flags to turn on (default ``["sort-query"]``).
+        disable: flags of the profile to turn off (default none).
+
+    Raises:
+        ValueError: an unknown profile or flag.
+
+    Example:
+        >>> from scrapy import Request
+        >>> fp = RequestFingerprinter()
+        >>> a = fp.fingerprint(Request("http://example.com/a?b=2&a=1"))
+        >>> a == fp.fingerprint(Request("HTTP://Example.com:80/a?a=1&b=2#top")), len(a)
+        (True, 16)
+    """
 
     def __init__(
         self,
@@ -82,16 +103,76 @@ class RequestFingerprinter:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RequestFingerprinter:
+        """The fingerprinter of a crawler, as Scrapy makes it.
+
+        Args:
+            crawler: the crawler, whose settings choose the options.
+
+        Returns:
+            A fingerprinter with the settings' options.
+
+        Raises:
+            ValueError: an unknown profile or flag in the settings.
+
+        Example:
+            >>> from scrapy.utils.test import get_crawler
+            >>> crawler = get_crawler(settings_dict={"URIKEY_PROFILE": "rfc"})
+            >>> fp = RequestFingerprinter.from_crawler(crawler)
+            >>> url = "http://a.com/?b&a#x"
+            >>> fp.url_fingerprint(url) == urikey.fingerprint(
+            ...     url, "rfc", enable="sort-query", lenient=True
+            ... )
+            True
+        """
         return cls(crawler)
 
     def url_fingerprint(self, url: str) -> bytes:
-        """The 16-byte fingerprint of one URL (its exact text when invalid)."""
+        """The 16-byte fingerprint of one URL.
+
+        Args:
+            url: the URL, read leniently.
+
+        Returns:
+            Its urikey fingerprint (``Canonicalizer.fingerprint`` with this
+            fingerprinter's options), or, for a URL that is still invalid, the
+            BLAKE2b of its exact text.
+
+        Raises:
+            TypeError: ``url`` is not a str.
+
+        Example:
+            >>> fp = RequestFingerprinter()
+            >>> fp.url_fingerprint("http://a.com/?b&a") == fp.url_fingerprint("http://A.com/?a&b")
+            True
+        """
         try:
             return self._canonicalizer.fingerprint(url)
         except InvalidURIError:
             return _blake(b"verbatim", url.encode("utf-8", "surrogatepass"))
 
     def fingerprint(self, request: Request) -> bytes:
+        """The fingerprint of a request, as Scrapy's dupefilter and cache use it.
+
+        Args:
+            request: a Scrapy request.
+
+        Returns:
+            16 bytes: the URL's fingerprint for a ``GET`` without a body
+            (``url_fingerprint``), else the BLAKE2b of it, the method and the
+            body. Cached per request.
+
+        Raises:
+            TypeError: the request's URL is not a str.
+
+        Example:
+            >>> from scrapy import Request
+            >>> fp = RequestFingerprinter()
+            >>> get = fp.fingerprint(Request("http://a.com/"))
+            >>> get == fp.url_fingerprint("http://a.com/")
+            True
+            >>> get == fp.fingerprint(Request("http://a.com/", method="POST"))
+            False
+        """
         cached = self._cache.get(request)
         if cached is not None:
             return cached

@@ -2,9 +2,11 @@
 
 ``with_keys`` adds a URL column's canonical key, its 128-bit fingerprint (as
 two signed 64-bit halves) and the reason it is invalid; ``dedup`` keeps the
-first row of every key. Keys are computed with ``mapInArrow`` on whole Arrow
-record batches through the package's batch calls, so no Python code runs per
-row (only per invalid row, to name its reason).
+first row of every key, as ``urikey dedup`` does. Keys are computed with
+``mapInArrow`` on whole Arrow record batches through the package's batch
+calls, so no Python code runs per row, and the URLs' bytes are never decoded
+in Python: a row that is not valid UTF-8 (Spark reads text files without
+checking) is an invalid URL like any other, never a failed job.
 
 pyspark is an optional dependency: it is imported when these functions run,
 and executors need only the urikey wheel (plus pyarrow and numpy, which
@@ -82,14 +84,17 @@ class _Options:
 
 
 def _url_index(df: DataFrame, column: str) -> int:
-    from pyspark.sql.types import StringType
+    """The position of the URL column, a string (or binary) column."""
+    from pyspark.sql.types import BinaryType, StringType
 
     names = df.columns
     if column not in names:
         raise ValueError(f"no column {column!r} in {names}")
     field = df.schema[column]
-    if not isinstance(field.dataType, StringType):
-        raise TypeError(f"column {column!r} is {field.dataType.simpleString()}, not string")
+    if not isinstance(field.dataType, (StringType, BinaryType)):
+        raise TypeError(
+            f"column {column!r} is {field.dataType.simpleString()}, not string or binary"
+        )
     return names.index(column)
 
 
@@ -115,28 +120,6 @@ def _halves(fps: pa.Array) -> tuple[pa.Array, pa.Array]:
     return hi, lo
 
 
-def _reasons(canonicalizer: Any, urls: pa.Array, keys: pa.Array) -> pa.Array:
-    """The invalid reason of every non-null URL without a key, else null.
-
-    Invalid URLs are rare in crawl data (about 1 in 1,000 in the committed
-    sample), so naming them one call at a time costs little.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    import urikey
-
-    missing = pc.and_(pc.is_valid(urls), pc.is_null(keys))
-    out: list[str | None] = [None] * len(urls)
-    if pc.any(missing).as_py():
-        for i in pc.indices_nonzero(missing).to_pylist():
-            try:
-                canonicalizer.canonicalize(urls[i].as_py())
-            except urikey.InvalidURIError as e:
-                out[i] = e.reason
-    return pa.array(out, type=pa.string())
-
-
 def _plain(array: Any) -> pa.Array:
     """A batch result as one pyarrow array (it may come back chunked)."""
     import pyarrow as pa
@@ -157,7 +140,9 @@ def _key_batches(options: _Options, index: int, names: Sequence[str]) -> Any:
             urls = batch.column(index)
             keys = _plain(canonicalizer.canonicalize_many(urls))
             hi, lo = _halves(_plain(canonicalizer.fingerprints(urls)))
-            reasons = _reasons(canonicalizer, urls, keys)
+            # Named in one batch call: the URLs' bytes are never decoded here,
+            # so a row that is not UTF-8 is an invalid URL, not a failed job.
+            reasons = _plain(canonicalizer.invalid_reasons(urls))
             columns = [*batch.columns, keys, hi, lo, reasons]
             yield pa.RecordBatch.from_arrays(columns, names=list(names))
 
@@ -181,10 +166,32 @@ def with_keys(
     - ``{column}_fp_hi``, ``{column}_fp_lo`` (bigint): the 128-bit fingerprint
       of the key as two signed 64-bit halves, null when the key is;
     - ``{column}_invalid`` (string): the reason a non-null URL is invalid
-      (``invalid-host``, ...), else null.
+      (``invalid-host``, ``invalid-path`` for bytes that are not UTF-8, ...),
+      else null.
 
-    Options are those of ``urikey.Canonicalizer``; they are checked here, on
-    the driver, before any job runs.
+    Keys are those of ``Canonicalizer.canonicalize_many`` (any
+    URI-reference, relative ones included, as ``urikey normalize``).
+
+    Args:
+        df: any DataFrame.
+        column: the name of its column of URLs (string, or binary: its bytes
+            are read as they are).
+        profile, enable, disable, lenient, compat: the options of
+            ``urikey.Canonicalizer``, checked here, on the driver, before any
+            job runs.
+
+    Returns:
+        The lazy DataFrame: ``df``'s columns, then the four above.
+
+    Raises:
+        ValueError: no such column, a column of that name exists already, or
+            an unknown profile, flag or preset.
+        TypeError: the column is neither string nor binary.
+
+    Example:
+        >>> keyed = with_keys(spark.createDataFrame([("HTTP://A.com:80/x",)], ["url"]), "url")
+        >>> keyed.select("url_key", "url_invalid").first()
+        Row(url_key='http://a.com/x', url_invalid=None)
     """
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -203,8 +210,15 @@ def with_keys(
     return df.mapInArrow(_key_batches(options, index, schema.names), schema)
 
 
-def _fp_batches(options: _Options, index: int, names: Sequence[str]) -> Any:
-    """The mapInArrow function of ``dedup``: fingerprints only, one pass over each URL."""
+def _fp_batches(
+    options: _Options, index: int, names: Sequence[str], base: str | None, allow_relative: bool
+) -> Any:
+    """The mapInArrow function of ``dedup``: fingerprints only, one pass over each URL.
+
+    The fingerprints follow the dedup calls' rule (``Canonicalizer.unique_mask``):
+    null for a relative reference unless ``base`` or ``allow_relative`` says
+    otherwise, and for a blank URL.
+    """
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import pyarrow as pa
@@ -212,7 +226,8 @@ def _fp_batches(options: _Options, index: int, names: Sequence[str]) -> Any:
         canonicalizer = options.canonicalizer()
         for batch in batches:
             urls = batch.column(index)
-            hi, lo = _halves(_plain(canonicalizer.fingerprints(urls)))
+            fps = canonicalizer._dedup_fingerprints(urls, base=base, allow_relative=allow_relative)
+            hi, lo = _halves(_plain(fps))
             yield pa.RecordBatch.from_arrays([*batch.columns, hi, lo], names=list(names))
 
     return run
@@ -228,13 +243,18 @@ def dedup(
     disable: Flags | None = (),
     lenient: bool = False,
     compat: str | None = None,
+    base: str | None = None,
+    allow_relative: bool = False,
 ) -> DataFrame:
     """The first row of every canonical key of ``column``, with ``df``'s columns.
 
     "First" is by ``order_by`` (a column name or a list of them, ascending,
     nulls first), ties broken by input order; by default input order alone.
     Rows whose URL is null, empty (a blank line to the CLI) or invalid are
-    dropped. The output's row order is unspecified.
+    dropped, as ``urikey dedup`` skips and rejects them. A dedup call: a
+    relative reference (``/a``, ``hello``) is invalid unless ``base`` or
+    ``allow_relative`` says otherwise (the CLI's ``--base`` and
+    ``--allow-relative``). The output's row order is unspecified.
 
     Input order is the order this job reads ``df`` in: partition by
     partition, row by row (``monotonically_increasing_id``). It is assigned
@@ -245,12 +265,42 @@ def dedup(
     same files and split settings; not the output of an unsorted shuffle).
     For a guarantee that does not depend on Spark, pass ``order_by`` a column
     that orders the input (a line number, a fetch time).
+
+    Args:
+        df: any DataFrame.
+        column: the name of its column of URLs (string or binary).
+        order_by: a column name or a list of them that decides which row of a
+            key is first (ascending, nulls first); None for input order.
+        profile, enable, disable, lenient, compat: the options of
+            ``urikey.Canonicalizer``, checked on the driver.
+        base: resolve relative references against this absolute URI first.
+        allow_relative: key relative references as they are.
+
+    Returns:
+        The lazy DataFrame of the kept rows, with exactly ``df``'s columns.
+
+    Raises:
+        ValueError: no such column (URL or ``order_by``), an unknown profile,
+            flag or preset, a ``base`` that is not an absolute URI, or both
+            ``base`` and ``allow_relative``.
+        TypeError: the URL column is neither string nor binary.
+
+    Example:
+        >>> df = spark.createDataFrame(
+        ...     [(1, "http://a.com/x"), (2, "HTTP://A.com:80/x"), (3, "/x")], ["n", "url"]
+        ... )
+        >>> sorted(r.n for r in dedup(df, "url", order_by="n").collect())
+        [1]
+        >>> sorted(r.n for r in dedup(df, "url", order_by="n", base="http://b.com/").collect())
+        [1, 3]
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
     options = _Options(profile, enable, disable, lenient, compat)
+    # Fails here, on the driver, for a bad base or both ways out at once.
+    options.canonicalizer().unique_mask([], base=base, allow_relative=allow_relative)
     index = _url_index(df, column)
     orders = [order_by] if isinstance(order_by, str) else list(order_by or ())
     for name in orders:
@@ -260,8 +310,8 @@ def dedup(
     schema = StructType(
         [*df.schema.fields, StructField(hi, LongType()), StructField(lo, LongType())]
     )
-    keyed = df.mapInArrow(_fp_batches(options, index, schema.names), schema)
-    keyed = keyed.where(F.col(hi).isNotNull() & (_col(column) != ""))
+    batches = _fp_batches(options, index, schema.names, base, allow_relative)
+    keyed = df.mapInArrow(batches, schema).where(F.col(hi).isNotNull())
     keyed = keyed.withColumn(seq, F.monotonically_increasing_id())
     # One shuffle of the valid rows by fingerprint, then the first of each key. Measured
     # against min_by(struct(row)) per key (a sort aggregate on both sides of the shuffle)

@@ -35,13 +35,13 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 
 /// Maps a command's result to the process exit code, printing errors as
 /// `urikey: <message>: <cause>`.
-pub fn finish(result: anyhow::Result<Exit>) -> ExitCode {
+pub fn finish(result: anyhow::Result<Exit>) -> Exit {
     match result {
-        Ok(code) => code.into(),
-        Err(err) if is_broken_pipe(&err) => Exit::Ok.into(),
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => Exit::Ok,
         Err(err) => {
             super::report::say!("{err:#}");
-            Exit::Error.into()
+            Exit::Error
         }
     }
 }

@@ -1,6 +1,12 @@
 //! Command-line front end. Library code lives in `urikey::uri` and
 //! `urikey::engine`; this module only parses arguments, wires inputs and
 //! outputs, and maps results to exit codes.
+//!
+//! It is part of the library (feature `cli`, hidden from the docs) so that
+//! two front ends run one implementation: the `urikey` binary
+//! (`src/main.rs`) and the Python package's `urikey` command and
+//! `python -m urikey`, which call [`main_with_args`] through the extension
+//! module. Not a public API: only these two call it.
 
 mod dedup;
 mod format_opts;
@@ -67,10 +73,33 @@ fn started() -> Instant {
     *STARTED.get_or_init(Instant::now)
 }
 
-/// Runs the command line and returns the process exit code.
+/// Runs the command line of this process and returns its exit code.
 pub fn main() -> ExitCode {
+    let code = main_with_args(std::env::args_os());
+    ExitCode::from(u8::try_from(code).unwrap_or(Exit::Error as u8))
+}
+
+/// Runs the command line `args` (the program name first, as
+/// `std::env::args_os` gives it) and returns the exit code (see
+/// `EXIT_STATUS`). Help, version and usage errors are printed and
+/// returned as codes 0 and 2; nothing here ends the process, except
+/// Ctrl-C (SIGINT, SIGTERM, SIGHUP) during a run, which removes partial
+/// output files and exits with 130, as the command always has.
+pub fn main_with_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     started();
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout, errors to stderr; a closed
+            // stream is not worth a panic.
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
     let result = match cli.command {
         Command::Dedup(a) => dedup::run(*a),
         Command::Normalize(a) => normalize::run(a),
@@ -80,5 +109,5 @@ pub fn main() -> ExitCode {
         Command::Completions(a) => generate::completions(a),
         Command::Man(a) => generate::man(a),
     };
-    messages::finish(result)
+    messages::finish(result) as i32
 }

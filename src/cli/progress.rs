@@ -148,11 +148,12 @@ mod tests {
 
     #[test]
     fn progress_plain_line_format() {
-        let mut p = Progress::default();
-        p.bytes_read = 1_500_000;
-        p.total_bytes = Some(3_000_000);
-        p.lines = 1000;
-        p.elapsed = Duration::from_secs(2);
+        let p = Progress {
+            bytes_read: 1_500_000,
+            total_bytes: Some(3_000_000),
+            lines: 1000,
+            elapsed: Duration::from_secs(2),
+        };
         assert_eq!(
             plain_line(&p, None),
             "1.5 MB of 3.0 MB (50%), 1000 lines, 500 URLs/s, 2.0 s"

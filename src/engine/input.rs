@@ -245,7 +245,10 @@ pub fn check_path(path: &Path) -> Result<(), Error> {
     let file = File::open(path).map_err(open_err)?;
     let meta = file.metadata().map_err(open_err)?;
     if meta.is_dir() {
-        return Err(open_err(io::Error::other("is a directory")));
+        return Err(open_err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "is a directory",
+        )));
     }
     Ok(())
 }
@@ -341,7 +344,10 @@ pub fn open(input: Input, mmap: MmapChoice, raw_read: &Arc<AtomicU64>) -> Result
             let file = File::open(&path).map_err(open_err)?;
             let meta = file.metadata().map_err(open_err)?;
             if meta.is_dir() {
-                return Err(open_err(io::Error::other("is a directory")));
+                return Err(open_err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    "is a directory",
+                )));
             }
             // A file of size 0 is read as a stream: files of `/proc` and
             // `/sys` say 0 and have content.
