@@ -62,7 +62,7 @@ class Canonicalizer:
     def unique_mask(self, urls: Iterable[str | None]) -> list[bool]: ...
 
 class Deduplicator:
-    """A seen-set of keys, fed batch after batch."""
+    """A seen-set of keys, fed batch after batch (in memory: ``SeenStore`` keeps one on disk)."""
 
     def __init__(
         self,
