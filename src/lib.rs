@@ -209,6 +209,11 @@ struct ReadmeDoctests;
 #[doc = include_str!("../docs/compat.md")]
 struct CompatDocDoctests;
 
+/// `docs/library.md`'s Rust example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+struct LibraryDocDoctests;
+
 /// `docs/seen-store.md`'s Rust example, compiled and run as a doctest.
 #[cfg(all(doctest, feature = "engine"))]
 #[doc = include_str!("../docs/seen-store.md")]

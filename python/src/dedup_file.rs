@@ -166,7 +166,7 @@ struct Finished {
 #[pyfunction]
 #[pyo3(signature = (inputs, output, *, profile = "rfc", enable = None, disable = None,
     lenient = false, key = "uri", emit = "canonical", field = None, delimiter = "\t",
-    threads = 0, rejects = None, compat = None, memory_limit = None, temp_dir = None))]
+    format = None, threads = 0, rejects = None, compat = None, memory_limit = None, temp_dir = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn dedup_file<'py>(
     py: Python<'py>,
@@ -180,6 +180,7 @@ pub fn dedup_file<'py>(
     emit: &str,
     field: Option<u64>,
     delimiter: &str,
+    format: Option<&str>,
     threads: usize,
     rejects: Option<FsPath>,
     compat: Option<&str>,
@@ -222,6 +223,25 @@ pub fn dedup_file<'py>(
         )),
         None => None,
     };
+    // `format`: as `urikey dedup --format` (None: recognised per input).
+    config.format.format = match format {
+        None => None,
+        Some(name) => Some(engine::formats::Format::from_name(name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "format must be one of lines, cdxj, cdx, warc, wat, parquet, not {name:?}"
+            ))
+        })?),
+    };
+    if config.field.is_some()
+        && config
+            .format
+            .format
+            .is_some_and(|f| f != engine::formats::Format::Lines)
+    {
+        return Err(PyValueError::new_err(
+            "field reads plain lines, not another format",
+        ));
+    }
     config.threads = threads;
     config.memory_limit = options::memory_limit(memory_limit)?;
     config.temp_dir = temp_dir;

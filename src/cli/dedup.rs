@@ -10,6 +10,7 @@ use urikey::engine::{
 };
 use urikey::uri::key::Relative;
 
+use super::format_opts::FormatOpts;
 use super::lines::inputs;
 use super::normalize_opts::NormalizeOpts;
 use super::output::{self, one_stdout, write_whole, Cleanup, Sink};
@@ -24,7 +25,8 @@ use urikey::engine::peak_rss_bytes;
 pub enum EmitArg {
     /// The canonical key, in the `--key` form.
     Canonical,
-    /// The first-seen line as it was (without a trailing CR).
+    /// The first-seen line as it was (without a trailing CR); for WARC
+    /// the target URI, for WAT `page<TAB>link`, for Parquet the value.
     Original,
 }
 
@@ -42,11 +44,15 @@ pub enum DuplicatesArg {
 #[derive(clap::Args, Debug)]
 pub struct DedupArgs {
     /// Input files, read in order as one stream (`-` or none: stdin).
-    /// gzip and zstd inputs are recognised by their content.
+    /// gzip, zstd, xz and bzip2 inputs, and the formats of --format, are
+    /// recognised by their content.
     pub files: Vec<PathBuf>,
 
     #[command(flatten)]
     pub norm: NormalizeOpts,
+
+    #[command(flatten)]
+    pub input: FormatOpts,
 
     /// Print the canonical key, or the first-seen original line.
     #[arg(long, value_enum, default_value = "canonical")]
@@ -313,6 +319,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
             .unwrap_or(if args.csv { b',' } else { b'\t' });
         Field::new((n - 1) as usize, delimiter).with_csv(args.csv)
     });
+    config.format = args.input.input_format(args.field.is_some())?;
     config.select = match (args.duplicates, args.count) {
         (Some(DuplicatesArg::All), true) => {
             bail!("--count works with --duplicates=first, not with every duplicate")

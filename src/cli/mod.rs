@@ -3,6 +3,7 @@
 //! outputs, and maps results to exit codes.
 
 mod dedup;
+mod format_opts;
 mod generate;
 mod json;
 mod lines;

@@ -4,10 +4,13 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
-use urikey::engine::Problem;
+use urikey::engine::formats::for_each_record;
+use urikey::engine::lines::MAX_LINE_BYTES;
+use urikey::engine::{InvalidLine, Problem};
 use urikey::uri::key::{KeyErrorKind, KeyScratch};
 
-use super::lines::{check_inputs, for_each_line, invalid_line, too_long};
+use super::format_opts::FormatOpts;
+use super::lines::{check_inputs, inputs};
 use super::normalize_opts::NormalizeOpts;
 use super::output::{self, one_stdout, Cleanup, Sink};
 use super::report::{say, Reporter};
@@ -33,6 +36,9 @@ pub enum OnInvalid {
 pub struct NormalizeArgs {
     #[command(flatten)]
     opts: NormalizeOpts,
+
+    #[command(flatten)]
+    input: FormatOpts,
 
     /// What to print for an invalid line (reported on stderr: the first 20,
     /// then a count).
@@ -61,6 +67,7 @@ pub struct NormalizeArgs {
 /// Runs `urikey normalize`.
 pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
     let keyer = args.opts.keyer()?;
+    let format = args.input.input_format(false)?;
     let is_stdout = |p: &Option<PathBuf>| p.as_deref().is_some_and(|p| p.as_os_str() == "-");
     one_stdout(&[
         ("-o", args.output.is_none() || is_stdout(&args.output)),
@@ -86,43 +93,55 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
     let mut out = BufWriter::with_capacity(1 << 16, sink.writer());
     let mut scratch = KeyScratch::default();
     let mut line_out = Vec::with_capacity(256);
-    let result = for_each_line(&args.files, |line| {
-        if output::interrupted() {
-            return Err(Stop::Interrupted.into());
-        }
-        line_out.clear();
-        let key = match too_long(line) {
-            Some(problem) => Err(problem),
-            None => keyer
-                .key(line.bytes, &mut scratch)
-                .map_err(|e| (e.index(), Problem::Key(e.kind()))),
-        };
-        match key {
-            Ok(key) => {
-                line_out.extend_from_slice(&key);
-                line_out.push(b'\n');
+    let result: anyhow::Result<()> = for_each_record(
+        inputs(&args.files),
+        &format,
+        None,
+        MAX_LINE_BYTES,
+        |record| {
+            if output::interrupted() {
+                return Err(Stop::Interrupted.into());
             }
-            // Whitespace only under --lenient: a blank line in, one out.
-            Err((_, Problem::Key(KeyErrorKind::Blank))) => line_out.push(b'\n'),
-            Err((index, problem)) => {
-                reporter.report(&invalid_line(line, index, problem));
-                match args.on_invalid {
-                    OnInvalid::Empty => line_out.push(b'\n'),
-                    OnInvalid::Skip => {}
-                    OnInvalid::Keep => {
-                        if !line.too_long {
-                            line_out.extend_from_slice(line.bytes);
+            line_out.clear();
+            let key = match record.url {
+                Err(e) => Err(e),
+                Ok(url) => keyer
+                    .key(url, &mut scratch)
+                    .map_err(|e| (e.index(), Problem::Key(e.kind()))),
+            };
+            match key {
+                Ok(key) => {
+                    line_out.extend_from_slice(&key);
+                    line_out.push(b'\n');
+                }
+                // Whitespace only under --lenient: a blank line in, one out.
+                Err((_, Problem::Key(KeyErrorKind::Blank))) => line_out.push(b'\n'),
+                Err((index, problem)) => {
+                    reporter.report(&InvalidLine::new(
+                        record.source,
+                        record.number,
+                        record.byte_of(index),
+                        problem,
+                        record.original,
+                    ));
+                    match args.on_invalid {
+                        OnInvalid::Empty => line_out.push(b'\n'),
+                        OnInvalid::Skip => {}
+                        OnInvalid::Keep => {
+                            if problem != Problem::LineTooLong {
+                                line_out.extend_from_slice(record.original);
+                            }
+                            line_out.push(b'\n');
                         }
-                        line_out.push(b'\n');
+                        OnInvalid::Fail => return Err(Stop::Invalid.into()),
                     }
-                    OnInvalid::Fail => return Err(Stop::Invalid.into()),
                 }
             }
-        }
-        out.write_all(&line_out)
-            .with_context(|| format!("cannot write {name}"))?;
-        Ok(())
-    });
+            out.write_all(&line_out)
+                .with_context(|| format!("cannot write {name}"))?;
+            Ok(())
+        },
+    );
     let stopped = match result {
         Ok(()) => false,
         Err(e) => match e.downcast_ref::<Stop>() {

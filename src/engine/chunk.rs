@@ -14,9 +14,17 @@
 use std::io::{self, Read};
 use std::ops::Range;
 
+use super::formats::{Extract, RecordPos};
 use super::input::SharedBytes;
+use super::Problem;
 
 use super::lines::BOM;
+
+impl core::fmt::Debug for ChunkData {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ChunkData").finish_non_exhaustive()
+    }
+}
 
 /// The bytes of one chunk.
 pub enum ChunkData {
@@ -24,6 +32,15 @@ pub enum ChunkData {
     Shared(SharedBytes, Range<usize>),
     /// Bytes read from a stream.
     Owned(Vec<u8>),
+}
+
+impl core::fmt::Debug for Chunk {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Chunk")
+            .field("input", &self.input)
+            .field("offset", &self.offset)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A run of whole lines from one input.
@@ -38,6 +55,35 @@ pub struct Chunk {
     /// The last line was longer than the limit and was cut short; the rest
     /// of it is not in any chunk.
     pub truncated_tail: bool,
+    /// How the URL of each line is found.
+    pub extract: Extract,
+    /// For the lines a record format wrote: where each line comes from,
+    /// and which lines stand for invalid records.
+    pub records: Option<Box<RecordIndex>>,
+}
+
+/// Where the lines of a chunk written by a record format come from
+/// ([`super::formats::records::Lines`]).
+#[derive(Debug, Default)]
+pub struct RecordIndex {
+    /// The record of each line of the chunk, in order.
+    pub pos: Vec<RecordPos>,
+    /// The lines that stand for invalid records, by line index, in order.
+    pub faults: Vec<RecordFault>,
+    /// Bytes of the (decompressed) input read once the chunk's records
+    /// were.
+    pub input_end: u64,
+}
+
+/// A line of a chunk that stands for an invalid record.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordFault {
+    /// Index of the line in the chunk.
+    pub ordinal: u32,
+    /// What is wrong.
+    pub problem: Problem,
+    /// Offset of the offending byte in the line.
+    pub index: u32,
 }
 
 impl Chunk {
@@ -189,6 +235,8 @@ impl ChunkShape {
 
 /// Cuts a shared buffer into chunks (skipping a leading BOM).
 pub struct SliceChunker {
+    /// How the URL of each line is found.
+    pub extract: Extract,
     bytes: SharedBytes,
     pos: usize,
     limits: Limits,
@@ -204,6 +252,7 @@ impl SliceChunker {
             0
         };
         Self {
+            extract: Extract::Line,
             bytes,
             pos,
             limits,
@@ -226,6 +275,8 @@ impl SliceChunker {
             offset: self.pos as u64,
             data: ChunkData::Shared(self.bytes.clone(), self.pos..cut.end),
             truncated_tail: cut.truncated,
+            extract: self.extract,
+            records: None,
         };
         let consumed = (cut.next - self.pos) as u64;
         self.pos = cut.next;
@@ -236,6 +287,8 @@ impl SliceChunker {
 /// Cuts a stream into chunks (skipping a leading BOM), reading at most
 /// about `max(chunk_size, max_line_bytes + 2)` bytes ahead.
 pub struct StreamChunker<R> {
+    /// How the URL of each line is found.
+    pub extract: Extract,
     reader: R,
     /// Unconsumed bytes; `buf[0]` is at input offset `offset`.
     buf: Vec<u8>,
@@ -246,6 +299,9 @@ pub struct StreamChunker<R> {
     started: bool,
     /// Discarding the rest of a too-long line.
     skipping: bool,
+    /// The reader failed: the error, returned once the complete lines
+    /// read before it are handed out.
+    failed: Option<io::Error>,
     limits: Limits,
     input: usize,
 }
@@ -254,6 +310,7 @@ impl<R: Read> StreamChunker<R> {
     /// Chunks of `reader`, which is input number `input`.
     pub fn new(reader: R, input: usize, limits: Limits) -> Self {
         Self {
+            extract: Extract::Line,
             reader,
             buf: Vec::new(),
             offset: 0,
@@ -261,6 +318,7 @@ impl<R: Read> StreamChunker<R> {
             eof: false,
             started: false,
             skipping: false,
+            failed: None,
             limits,
             input,
         }
@@ -277,15 +335,37 @@ impl<R: Read> StreamChunker<R> {
     }
 
     /// Reads until `buf` holds at least `want` bytes or the input ends.
+    /// When the reader fails, the complete lines read before are kept (the
+    /// partial last line is dropped) and the input ends there; the error
+    /// comes after them ([`end`](Self::end)).
     fn fill_to(&mut self, want: usize) -> io::Result<()> {
         while !self.eof && self.buf.len() < want {
             let need = (want - self.buf.len()) as u64;
-            let n = (&mut self.reader).take(need).read_to_end(&mut self.buf)?;
-            if n == 0 {
-                self.eof = true;
+            match (&mut self.reader).take(need).read_to_end(&mut self.buf) {
+                Ok(0) => self.eof = true,
+                Ok(_) => {}
+                Err(e) => {
+                    let keep = if self.skipping {
+                        0
+                    } else {
+                        memchr::memrchr(b'\n', &self.buf).map_or(0, |i| i + 1)
+                    };
+                    self.buf.truncate(keep);
+                    self.scanned = 0;
+                    self.failed = Some(e);
+                    self.eof = true;
+                }
             }
         }
         Ok(())
+    }
+
+    /// The end of the input: `None`, or the reader's error.
+    fn end(&mut self) -> io::Result<Option<Chunk>> {
+        match self.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(None),
+        }
     }
 
     /// Reads at least one more byte unless the input ended.
@@ -306,6 +386,8 @@ impl<R: Read> StreamChunker<R> {
             offset: self.offset,
             data: ChunkData::Owned(data),
             truncated_tail: truncated,
+            extract: self.extract,
+            records: None,
         };
         self.offset += end as u64;
         self.scanned = 0;
@@ -337,7 +419,7 @@ impl<R: Read> StreamChunker<R> {
                         self.offset += self.buf.len() as u64;
                         self.buf.clear();
                         if self.eof {
-                            return Ok(None);
+                            return self.end();
                         }
                         self.fill_more()?;
                         continue;
@@ -347,7 +429,7 @@ impl<R: Read> StreamChunker<R> {
             }
             self.fill_to(self.limits.chunk_size.max(1))?;
             if self.buf.is_empty() {
-                return Ok(None);
+                return self.end();
             }
             if self.eof && self.buf.len() < self.limits.chunk_size.max(1) {
                 let end = self.buf.len();

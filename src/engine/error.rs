@@ -25,6 +25,21 @@ pub enum Error {
         /// What the reader or decoder said.
         source: io::Error,
     },
+    /// An input's content cannot be read in its format from some point on
+    /// (a WARC record cut short, a Parquet file that does not parse or has
+    /// no such column, ...).
+    Format {
+        /// The input as the user named it.
+        path: String,
+        /// The format it was read as.
+        format: &'static str,
+        /// 1-based record (or row) number, 0 when the fault is the file's.
+        record: u64,
+        /// Byte offset of the record (decompressed).
+        byte: u64,
+        /// What is wrong.
+        message: String,
+    },
     /// The output could not be written (a closed pipe is reported as this
     /// too, with [`io::ErrorKind::BrokenPipe`]).
     Write(io::Error),
@@ -75,6 +90,23 @@ impl fmt::Display for Error {
             } => {
                 write!(f, "cannot read {path} after {offset} bytes")
             }
+            Error::Format {
+                path,
+                format,
+                record: 0,
+                message,
+                ..
+            } => write!(f, "cannot read {path} as {format}: {message}"),
+            Error::Format {
+                path,
+                format,
+                record,
+                byte,
+                message,
+            } => write!(
+                f,
+                "cannot read {path} as {format}: record {record} (byte {byte}): {message}"
+            ),
             Error::Write(_) => f.write_str("cannot write output"),
             Error::Spill { dir, .. } => {
                 write!(f, "cannot use temporary files in {}", dir.display())
@@ -94,7 +126,7 @@ impl std::error::Error for Error {
             | Error::Spill { source, .. }
             | Error::Write(source) => Some(source),
             Error::Store(e) => e.source(),
-            Error::Config(_) | Error::Interrupted => None,
+            Error::Config(_) | Error::Format { .. } | Error::Interrupted => None,
         }
     }
 }

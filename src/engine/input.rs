@@ -77,6 +77,14 @@ impl Input {
     }
 }
 
+impl core::fmt::Debug for SharedBytes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SharedBytes")
+            .field("len", &self.as_slice().len())
+            .finish()
+    }
+}
+
 /// Bytes that can be shared between threads and sliced into chunks.
 #[derive(Clone)]
 pub struct SharedBytes(Arc<Backing>);
@@ -166,6 +174,15 @@ impl SharedBytes {
         }
         #[cfg(not(unix))]
         let _ = range;
+    }
+}
+
+impl core::fmt::Debug for Source {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Source::Slice(_) => "Source::Slice",
+            Source::Stream { .. } => "Source::Stream",
+        })
     }
 }
 
@@ -404,6 +421,14 @@ fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
     let compression = sniff(bytes.as_slice());
     match compression {
         None => Source::Slice(bytes),
+        // Members decompressed on all cores (see `gzip.rs`).
+        Some("gzip") => {
+            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+            Source::Stream {
+                reader: Box::new(super::gzip::MemberReader::new(bytes, threads, raw_read)),
+                compression,
+            }
+        }
         Some(kind) => {
             let reader = CountingReader::new(SharedReader { bytes, pos: 0 }, raw_read);
             Source::Stream {

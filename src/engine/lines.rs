@@ -200,7 +200,6 @@ pub fn for_each_line<E: From<Error>>(
     mut each: impl FnMut(&Line<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     let raw_read = Arc::new(AtomicU64::new(0));
-    let mut buf = Vec::new();
     for input in inputs {
         let name = input.name();
         let (reader, compression): (Box<dyn Read>, _) = match input::open(input, mmap, &raw_read)? {
@@ -210,47 +209,63 @@ pub fn for_each_line<E: From<Error>>(
                 compression,
             } => (Box::new(reader), compression),
         };
-        let mut reader = BufReader::with_capacity(1 << 16, reader);
-        let mut offset = 0u64;
-        let mut number = 0u64;
-        loop {
-            buf.clear();
-            // Room for the longest line plus a BOM and `\r\n`.
-            let (n, cut) =
-                read_line_bounded(&mut reader, &mut buf, max_line_bytes + 5).map_err(|source| {
-                    Error::Read {
-                        path: name.clone(),
-                        compression,
-                        offset,
-                        source,
-                    }
-                })?;
-            if n == 0 {
-                break;
-            }
-            number += 1;
-            let mut bytes = &buf[..];
-            let bom = offset == 0 && bytes.starts_with(BOM);
-            if bom {
-                bytes = &bytes[BOM.len()..];
-            }
-            let start = offset + if bom { BOM.len() as u64 } else { 0 };
-            if !cut {
-                bytes = trim_cr(bytes.strip_suffix(b"\n").unwrap_or(bytes));
-            }
-            let too_long = cut || bytes.len() > max_line_bytes;
-            if too_long {
-                bytes = &bytes[..bytes.len().min(max_line_bytes)];
-            }
-            each(&Line {
-                source: &name,
-                number,
-                offset: start,
-                bytes,
-                too_long,
+        lines_of(&name, reader, compression, max_line_bytes, &mut each)?;
+    }
+    Ok(())
+}
+
+/// [`for_each_line`] for one input, `reader`, named `name`.
+///
+/// # Errors
+/// [`Error::Read`] naming the input, or the first error of `each`.
+pub fn lines_of<E: From<Error>>(
+    name: &str,
+    reader: impl Read,
+    compression: Option<&'static str>,
+    max_line_bytes: usize,
+    mut each: impl FnMut(&Line<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut buf = Vec::new();
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let mut offset = 0u64;
+    let mut number = 0u64;
+    loop {
+        buf.clear();
+        // Room for the longest line plus a BOM and `\r\n`.
+        let (n, cut) =
+            read_line_bounded(&mut reader, &mut buf, max_line_bytes + 5).map_err(|source| {
+                Error::Read {
+                    path: name.to_owned(),
+                    compression,
+                    offset,
+                    source,
+                }
             })?;
-            offset += n as u64;
+        if n == 0 {
+            break;
         }
+        number += 1;
+        let mut bytes = &buf[..];
+        let bom = offset == 0 && bytes.starts_with(BOM);
+        if bom {
+            bytes = &bytes[BOM.len()..];
+        }
+        let start = offset + if bom { BOM.len() as u64 } else { 0 };
+        if !cut {
+            bytes = trim_cr(bytes.strip_suffix(b"\n").unwrap_or(bytes));
+        }
+        let too_long = cut || bytes.len() > max_line_bytes;
+        if too_long {
+            bytes = &bytes[..bytes.len().min(max_line_bytes)];
+        }
+        each(&Line {
+            source: name,
+            number,
+            offset: start,
+            bytes,
+            too_long,
+        })?;
+        offset += n as u64;
     }
     Ok(())
 }

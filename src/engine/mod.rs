@@ -88,7 +88,9 @@ mod chunk;
 mod counted;
 mod direct;
 mod error;
+pub mod formats;
 pub(crate) mod fpset;
+pub mod gzip;
 mod input;
 pub mod lines;
 mod map_window;
@@ -114,7 +116,7 @@ use core::fmt;
 use crate::uri::key::{KeyErrorKind, Keyer};
 
 pub use error::Error;
-pub use input::{rejects_would_replace, Input, MmapChoice};
+pub use input::{rejects_would_replace, Input, MmapChoice, SharedBytes};
 pub use observe::{Observer, Progress, Warning};
 pub use output::OutputFile;
 pub use prior::PriorKeys;
@@ -189,8 +191,10 @@ pub struct Config {
     pub keyer: Keyer,
     /// What to print for a line.
     pub emit: Emit,
-    /// Take the URL from one column.
+    /// Take the URL from one column (plain lines only).
     pub field: Option<Field>,
+    /// How inputs are read (format, WARC types, Parquet column).
+    pub format: formats::InputFormat,
     /// Which lines to print.
     pub select: Select,
     /// Compare full keys instead of fingerprints.
@@ -258,6 +262,7 @@ impl Config {
             keyer,
             emit: Emit::Key,
             field: None,
+            format: formats::InputFormat::default(),
             select: Select::Unique,
             exact: false,
             threads: 0,
@@ -284,19 +289,27 @@ pub enum Problem {
     /// The line has fewer columns than [`Config::field`] asks for.
     MissingField,
     /// The column [`Config::field`] names is empty (or, under lenient
-    /// reading, only whitespace).
+    /// reading, only whitespace); a record's URL is empty.
     EmptyField,
+    /// A CDXJ line's or WAT record's JSON does not parse.
+    BadJson,
+    /// A value a record format writes as one line holds a line break (or,
+    /// in a WAT `page<TAB>link` line, a TAB).
+    LineBreak,
 }
 
 impl Problem {
     /// A stable machine-readable name: the key error's name,
-    /// `line-too-long`, `missing-field` or `empty-field`.
+    /// `line-too-long`, `missing-field`, `empty-field`, `bad-json` or
+    /// `line-break`.
     pub fn name(self) -> &'static str {
         match self {
             Problem::Key(kind) => kind.name(),
             Problem::LineTooLong => "line-too-long",
             Problem::MissingField => "missing-field",
             Problem::EmptyField => "empty-field",
+            Problem::BadJson => "bad-json",
+            Problem::LineBreak => "line-break",
         }
     }
 }
@@ -308,6 +321,8 @@ impl fmt::Display for Problem {
             Problem::LineTooLong => f.write_str("line too long"),
             Problem::MissingField => f.write_str("missing field"),
             Problem::EmptyField => f.write_str("empty field"),
+            Problem::BadJson => f.write_str("JSON does not parse"),
+            Problem::LineBreak => f.write_str("line break in value"),
         }
     }
 }
@@ -318,9 +333,12 @@ impl fmt::Display for Problem {
 pub struct InvalidLine<'a> {
     /// The input's name (`-` for stdin).
     pub source: &'a str,
-    /// 1-based line number within that input.
+    /// 1-based line number within that input (for record formats, the
+    /// record number; for Parquet, the row number).
     pub line: u64,
-    /// Offset of the offending byte within that (decompressed) input.
+    /// Offset of the offending byte within that (decompressed) input (for
+    /// record formats, of the record; for Parquet, of the row group's
+    /// column chunk).
     pub byte: u64,
     /// What was wrong.
     pub problem: Problem,

@@ -157,3 +157,15 @@ pub fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     std::fs::write(&path, bytes).expect("temp files can be written");
     path
 }
+
+/// The standard output of `cmd`, which must succeed.
+#[cfg(feature = "cli")]
+pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.output().expect("the binary runs");
+    assert!(
+        out.status.success(),
+        "failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}

@@ -12,7 +12,9 @@
 //! * `urikey parse` and `urikey resolve`: `cli.rs`;
 //! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
 //!   `state.rs`;
-//! * output files and streams of every command: `output.rs`.
+//! * output files and streams of every command: `output.rs`;
+//! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
+//!   `formats.rs`.
 //!
 //! Helpers shared by several modules (running the binary, temporary files,
 //! the conformance vectors) are in `common.rs`. Tests that need the
@@ -30,6 +32,8 @@ mod props;
 mod cli;
 #[cfg(feature = "cli")]
 mod dedup;
+#[cfg(feature = "cli")]
+mod formats;
 #[cfg(feature = "cli")]
 mod normalize;
 #[cfg(feature = "cli")]

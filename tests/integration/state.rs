@@ -499,6 +499,8 @@ fn state_survives_sigkill_at_any_moment() {
     let spawn = |input: &Path, variant: usize, pause: bool| {
         let mut cmd = StdCommand::new(bin());
         cmd.args(["dedup", "-q", "--state"]).arg(&state);
+        // A killed run cannot remove its spill directory: keep them here.
+        cmd.env("TMPDIR", &spill);
         if pause {
             cmd.env(PAUSE_ENV, "2");
         }

@@ -321,12 +321,13 @@ mod tests {
                 offset: 0,
                 data: ChunkData::Owned(data),
                 truncated_tail: false,
+                extract: Default::default(),
+                records: None,
             }),
             ..ChunkState::default()
         };
         let scan = ScanConfig {
             keyer: &canon,
-            field: None,
             max_line_bytes: 100,
             keep_keys: true,
         };

@@ -23,7 +23,7 @@ use crate::uri::key::Keyer;
 use super::chunk::Chunk;
 use super::prefetch::prefetch_item;
 use super::shard::Pending;
-use super::{Field, Problem};
+use super::Problem;
 
 /// Flag bit of a line whose key had not been seen before.
 const NEW: u32 = 1 << 31;
@@ -85,8 +85,6 @@ pub struct Invalid {
 pub struct ScanConfig<'a> {
     /// Turns lines into keys.
     pub keyer: &'a Keyer,
-    /// Take the URL from this column.
-    pub field: Option<Field>,
     /// Longest accepted line.
     pub max_line_bytes: usize,
     /// Keep the key bytes of every valid line (needed to print keys and

@@ -6,7 +6,8 @@ use std::sync::atomic::AtomicU32;
 
 use crate::uri::key::{fingerprint, KeyErrorKind, KeyScratch};
 
-use super::super::lines::{field_span, find_field, trim_cr};
+use super::super::formats::{extract_url, Extract, Extracted};
+use super::super::lines::trim_cr;
 use super::super::newlines::Newlines;
 use super::super::shard::{shard_of, Pending, SHARDS};
 use super::super::Problem;
@@ -28,6 +29,10 @@ impl ChunkState {
         let Some(chunk) = &self.chunk else { return };
         let data = chunk.bytes();
         let truncated_tail = chunk.truncated_tail;
+        let extract = chunk.extract;
+        // Lines that stand for invalid records (record formats), in order.
+        let faults = chunk.records.as_ref().map_or(&[][..], |r| &r.faults[..]);
+        let mut faults = faults.iter().peekable();
         let mut pos = 0usize;
         let mut ordinal = 0u32;
         let mut newlines = Newlines::new(data);
@@ -44,7 +49,15 @@ impl ChunkState {
             let line = if cut_short { raw } else { line };
             // `pos` and lengths fit in u32: chunks are capped well below 4 GiB.
             let start = pos as u32;
-            if line.is_empty() {
+            if let Some(f) = faults.next_if(|f| f.ordinal == ordinal) {
+                self.invalid.push(Invalid {
+                    ordinal,
+                    start,
+                    len: line.len().min(cfg.max_line_bytes) as u32,
+                    index: f.index,
+                    problem: f.problem,
+                });
+            } else if line.is_empty() {
                 self.blank += 1;
             } else if cut_short || line.len() > cfg.max_line_bytes {
                 let len = line.len().min(cfg.max_line_bytes) as u32;
@@ -56,79 +69,72 @@ impl ChunkState {
                     problem: Problem::LineTooLong,
                 });
             } else {
-                let (field_start, url) = match cfg.field {
-                    None => (0, Some(line)),
-                    Some(f) if !f.csv => match find_field(line, f) {
-                        Some((s, e)) => (s, line.get(s..e)),
-                        None => (line.len(), None),
-                    },
-                    Some(f) => match field_span(line, f, &mut field_buf) {
-                        Some(span) => (span.content_start(line), Some(span.text(line, &field_buf))),
-                        None => (line.len(), None),
-                    },
-                };
-                match url {
-                    None => self.invalid.push(Invalid {
-                        ordinal,
-                        start,
-                        len: line.len() as u32,
-                        index: field_start as u32,
-                        problem: Problem::MissingField,
-                    }),
-                    // An empty column holds no URL (not the empty reference).
-                    Some([]) => self.invalid.push(Invalid {
-                        ordinal,
-                        start,
-                        len: line.len() as u32,
-                        index: field_start as u32,
-                        problem: Problem::EmptyField,
-                    }),
-                    Some(url) => match cfg.keyer.uri_key(url, scratch) {
-                        // Whitespace only, under lenient reading: blank.
-                        Err(e) if e.kind() == KeyErrorKind::Blank && cfg.field.is_none() => {
-                            self.blank += 1;
-                        }
-                        Err(e) => self.invalid.push(Invalid {
+                let (field_start, url) = match extract_url(line, extract, &mut field_buf) {
+                    Extracted::Url { start, url } => (start, url),
+                    Extracted::Header => {
+                        self.blank += 1;
+                        ordinal += 1;
+                        pos = next;
+                        continue;
+                    }
+                    Extracted::Invalid { index, problem } => {
+                        self.invalid.push(Invalid {
                             ordinal,
                             start,
                             len: line.len() as u32,
-                            index: (field_start + e.index()) as u32,
-                            problem: if e.kind() == KeyErrorKind::Blank {
-                                Problem::EmptyField
-                            } else {
-                                Problem::Key(e.kind())
-                            },
-                        }),
-                        Ok(key) => {
-                            let key = key.as_bytes();
-                            let fp = fingerprint(key);
-                            let shard = shard_of(fp);
-                            let rec = self.recs.len() as u32;
-                            let (key_start, key_in_arena) = if !cfg.keep_keys {
-                                (0, false)
-                            } else if let Some(at) = offset_within(data, key) {
-                                (at as u32, false)
-                            } else {
-                                let at = self.arena.len();
-                                self.arena.extend_from_slice(key);
-                                // The newline lets the writer print the key
-                                // and its newline as one piece.
-                                self.arena.push(b'\n');
-                                (at as u32, true)
-                            };
-                            self.recs.push(LineRec {
-                                start,
-                                len: line.len() as u32,
-                                newline_follows: next == end + 1 && line.len() == raw.len(),
-                                key_start,
-                                key_len: key.len() as u32,
-                                key_in_arena,
-                                // Fewer than 256 shards, so this is lossless.
-                                shard: shard as u8,
-                            });
-                            self.buckets[shard].push(Pending::new(fp, rec));
-                        }
-                    },
+                            index: index as u32,
+                            problem,
+                        });
+                        ordinal += 1;
+                        pos = next;
+                        continue;
+                    }
+                };
+                match cfg.keyer.uri_key(url, scratch) {
+                    // Whitespace only, under lenient reading: blank.
+                    Err(e) if e.kind() == KeyErrorKind::Blank && extract == Extract::Line => {
+                        self.blank += 1;
+                    }
+                    Err(e) => self.invalid.push(Invalid {
+                        ordinal,
+                        start,
+                        len: line.len() as u32,
+                        index: (field_start + e.index()) as u32,
+                        problem: if e.kind() == KeyErrorKind::Blank {
+                            Problem::EmptyField
+                        } else {
+                            Problem::Key(e.kind())
+                        },
+                    }),
+                    Ok(key) => {
+                        let key = key.as_bytes();
+                        let fp = fingerprint(key);
+                        let shard = shard_of(fp);
+                        let rec = self.recs.len() as u32;
+                        let (key_start, key_in_arena) = if !cfg.keep_keys {
+                            (0, false)
+                        } else if let Some(at) = offset_within(data, key) {
+                            (at as u32, false)
+                        } else {
+                            let at = self.arena.len();
+                            self.arena.extend_from_slice(key);
+                            // The newline lets the writer print the key
+                            // and its newline as one piece.
+                            self.arena.push(b'\n');
+                            (at as u32, true)
+                        };
+                        self.recs.push(LineRec {
+                            start,
+                            len: line.len() as u32,
+                            newline_follows: next == end + 1 && line.len() == raw.len(),
+                            key_start,
+                            key_len: key.len() as u32,
+                            key_in_arena,
+                            // Fewer than 256 shards, so this is lossless.
+                            shard: shard as u8,
+                        });
+                        self.buckets[shard].push(Pending::new(fp, rec));
+                    }
                 }
             }
             ordinal += 1;

@@ -402,7 +402,6 @@ impl<'a> Driver<'a> {
         let keep_keys = config.exact || config.emit == Emit::Key;
         let scan = ScanConfig {
             keyer: &config.keyer,
-            field: config.field,
             max_line_bytes: config.max_line_bytes,
             keep_keys,
         };
@@ -496,7 +495,12 @@ impl<'a> Driver<'a> {
             self.lines_in[chunk.input] += work.lines;
             self.stats.lines += work.lines;
             self.stats.blank += work.blank;
-            let end = chunk.offset + chunk.bytes().len() as u64;
+            let end = match &chunk.records {
+                // Record formats: the bytes of the records read.
+                Some(r) if r.input_end > 0 => r.input_end,
+                Some(_) => self.input_end[chunk.input] + chunk.bytes().len() as u64,
+                None => chunk.offset + chunk.bytes().len() as u64,
+            };
             self.stats.bytes += end - self.input_end[chunk.input].min(end);
             self.input_end[chunk.input] = end;
             self.stats.invalid += work.invalid.len() as u64;
@@ -506,13 +510,23 @@ impl<'a> Driver<'a> {
                     .invalid_by_reason
                     .entry(inv.problem.name())
                     .or_insert(0) += 1;
-                observer.invalid(&InvalidLine {
+                let (line, byte) = match &chunk.records {
+                    Some(r) => {
+                        let pos = r.pos.get(inv.ordinal as usize).copied().unwrap_or_default();
+                        (pos.record, pos.byte)
+                    }
+                    None => (
+                        first_line + u64::from(inv.ordinal) + 1,
+                        chunk.offset + u64::from(inv.start) + u64::from(inv.index),
+                    ),
+                };
+                observer.invalid(&InvalidLine::new(
                     source,
-                    line: first_line + u64::from(inv.ordinal) + 1,
-                    byte: chunk.offset + u64::from(inv.start) + u64::from(inv.index),
-                    problem: inv.problem,
-                    text: work.invalid_line(inv),
-                });
+                    line,
+                    byte,
+                    inv.problem,
+                    work.invalid_line(inv),
+                ));
             }
         }
     }

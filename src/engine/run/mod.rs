@@ -91,9 +91,16 @@ pub fn run(
             batch_len,
             threads,
         };
-        let mmap = config.mmap;
         spawn_named(scope, "urikey-reader", move || {
-            read_inputs(inputs, mmap, limits, shape, &reader_raw, &chunk_tx);
+            read_inputs(
+                inputs,
+                config,
+                threads,
+                limits,
+                shape,
+                &reader_raw,
+                &chunk_tx,
+            );
         })?;
         // A batch is handed over only when the writer is free: one batch
         // is being written, one processed, and one cut by the reader.

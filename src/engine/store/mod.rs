@@ -152,6 +152,22 @@ pub struct SeenStore {
 /// A live run: its manifest entry and the open file.
 type Live = (RunEntry, Arc<RunFile>);
 
+/// True when `dir`, which has no manifest but a writer's lock, gets its
+/// manifest within a second: a writer making the store takes its lock
+/// first, so a second process that looks in between waits for it.
+fn manifest_while_created(dir: &Path) -> bool {
+    for _ in 0..50 {
+        if !dir.join(lock::LOCK).exists() {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        if dir.join(MANIFEST).exists() {
+            return true;
+        }
+    }
+    false
+}
+
 /// Times a reader re-reads the manifest when a run it lists is gone (a
 /// writer replaced it meanwhile).
 const OPEN_RETRIES: usize = 8;
@@ -211,8 +227,13 @@ impl SeenStore {
                 why: "no such directory (`urikey state init` makes one)".to_owned(),
             });
         }
-        if !dir.join(MANIFEST).exists() {
-            // Before the lock, which would leave a LOCK file behind.
+        if !dir.join(MANIFEST).exists() && !manifest_while_created(dir) {
+            if access == Access::Write && dir.join(lock::LOCK).exists() {
+                // A live writer that holds the lock is the answer (it may
+                // still be making the store); a stale lock says nothing.
+                drop(WriterLock::take(dir)?);
+            }
+            // Otherwise before the lock, which would leave a LOCK file behind.
             return Err(Manifest::read(dir).err().unwrap_or(StoreError::NotAStore {
                 dir: dir.to_owned(),
                 why: format!("it has no {MANIFEST}"),

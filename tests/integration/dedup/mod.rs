@@ -3,9 +3,10 @@
 //! reference (`props.rs`), and runs larger than memory (`spill.rs`).
 
 use std::io::Write;
+
+pub use crate::common::stdout_of;
 use std::sync::Arc;
 
-use assert_cmd::Command;
 use urikey::engine::{self, Config, Input, InvalidLine};
 
 mod cli;
@@ -20,16 +21,6 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
 
 pub fn zstd(bytes: &[u8]) -> Vec<u8> {
     zstd::encode_all(bytes, 3).expect("in-memory compression")
-}
-
-pub fn stdout_of(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("the binary runs");
-    assert!(
-        out.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
 }
 
 pub const SAMPLE: &[u8] = b"http://a.example/x\nhttp://b.example/\nhttp://a.example/x\n\

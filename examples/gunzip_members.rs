@@ -1,0 +1,91 @@
+//! Decompresses a gzip file with the engine's member-parallel reader
+//! (`urikey::engine::gzip`) and, for comparison, with one flate2
+//! `MultiGzDecoder` stream, printing each rate in MB/s of output (best of
+//! `--rounds`):
+//!
+//! ```text
+//! cargo run --release --example gunzip_members -- FILE [--threads 1,2] [--rounds 3] [--segment BYTES]
+//! ```
+
+use std::io::Read;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Instant;
+
+use urikey::engine::gzip::MemberReader;
+use urikey::engine::SharedBytes;
+
+fn drain(mut r: impl Read) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n as u64;
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let path = args
+        .next()
+        .ok_or("usage: gunzip_members FILE [--threads 1,2] [--rounds N]")?;
+    let mut threads = vec![1usize, 2];
+    let mut rounds = 3;
+    let mut segment = urikey::engine::gzip::SEGMENT;
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--threads" => {
+                threads = args
+                    .next()
+                    .ok_or("--threads N,M")?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?;
+            }
+            "--rounds" => rounds = args.next().ok_or("--rounds N")?.parse()?,
+            "--segment" => segment = args.next().ok_or("--segment BYTES")?.parse()?,
+            other => return Err(format!("unknown argument {other}").into()),
+        }
+    }
+    let file: Arc<[u8]> = Arc::from(std::fs::read(&path)?);
+    let best = |f: &mut dyn FnMut() -> std::io::Result<u64>| -> std::io::Result<(u64, f64)> {
+        let mut best = f64::INFINITY;
+        let mut out = 0;
+        for _ in 0..rounds {
+            let t = Instant::now();
+            out = f()?;
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        Ok((out, best))
+    };
+    let (out, secs) = best(&mut || drain(flate2::read::MultiGzDecoder::new(&file[..])))?;
+    println!(
+        "flate2 MultiGzDecoder (one stream): {:.1} MB out in {secs:.3} s: {:.0} MB/s",
+        out as f64 / 1e6,
+        out as f64 / 1e6 / secs
+    );
+    let single = out as f64 / secs;
+    for t in threads {
+        let (out, secs) = best(&mut || {
+            let bytes = SharedBytes::from_memory(Arc::clone(&file));
+            let raw = Arc::new(AtomicU64::new(0));
+            drain(MemberReader::with_sizes(
+                bytes,
+                t,
+                &raw,
+                segment,
+                urikey::engine::gzip::CAP,
+            ))
+        })?;
+        println!(
+            "member-parallel, {t} threads: {:.1} MB out in {secs:.3} s: {:.0} MB/s ({:.2}x one stream)",
+            out as f64 / 1e6,
+            out as f64 / 1e6 / secs,
+            out as f64 / secs / single
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,25 @@
+//! Fuzz target `formats_cdxj`: the CDXJ reader on any line never panics,
+//! and a URL it finds is either part of the line, where it says, or the
+//! unescaped string `serde_json` itself reads from the line's JSON.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use urikey::engine::formats::cdxj;
+
+fuzz_target!(|line: &[u8]| {
+    let mut buf = Vec::new();
+    match cdxj::url(line, &mut buf) {
+        Ok((at, url)) => {
+            assert!(at <= line.len());
+            let url = url.to_vec();
+            if line.get(at..at + url.len()) != Some(&url[..]) {
+                // Unescaped: the JSON's `url` as serde_json reads it.
+                let start = line.iter().position(|&b| b == b'{').unwrap();
+                let v: serde_json::Value = serde_json::from_slice(&line[start..]).unwrap();
+                assert_eq!(v["url"].as_str().unwrap().as_bytes(), &url[..]);
+            }
+        }
+        Err((index, _)) => assert!(index <= line.len()),
+    }
+});

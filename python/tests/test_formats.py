@@ -1,0 +1,148 @@
+"""The crawl formats of `urikey dedup --format` (docs/formats.md), checked
+against independent readers: WAT outlinks resolved as RFC 3986 §5.2 says,
+by the `rfc3986` package; the committed fixtures read back with pyarrow
+and Python's own gzip and json."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import rfc3986
+from conftest import ROOT
+
+FORMATS = ROOT / "tests" / "data" / "formats"
+
+
+def warc_records(path: Path) -> list[tuple[dict[str, str], bytes]]:
+    """The records of a (gzipped) WARC file: headers and block."""
+    data = gzip.decompress(path.read_bytes())
+    records = []
+    pos = 0
+    while True:
+        while data.startswith(b"\r\n", pos):
+            pos += 2
+        if pos >= len(data):
+            return records
+        end = data.index(b"\r\n\r\n", pos)
+        lines = data[pos:end].decode("utf-8").split("\r\n")
+        assert lines[0].startswith("WARC/")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = int(headers["content-length"])
+        block = data[end + 4 : end + 4 + length]
+        records.append((headers, block))
+        pos = end + 4 + length
+
+
+def resolve(base: str, href: str) -> str | None:
+    """RFC 3986 §5.2 (strict) by the rfc3986 package; None when the
+    reference is not a valid URI-reference."""
+    ref = rfc3986.uri_reference(href)
+    # rfc3986 percent-encodes what may not stand in a component (`%` not
+    # before two hex digits, non-ASCII): such a reference was not valid.
+    if ref.unsplit() != href or not _valid(ref):
+        return None
+    return ref.resolve_with(rfc3986.uri_reference(base), strict=True).unsplit()
+
+
+def _valid(ref: rfc3986.URIReference) -> bool:
+    try:
+        rfc3986.validators.Validator().check_validity_of(
+            "scheme", "userinfo", "host", "port", "path", "query", "fragment"
+        ).validate(ref)
+    except rfc3986.exceptions.ValidationError:
+        return False
+    return True
+
+
+def expected_links(path: Path) -> tuple[list[str], int]:
+    """Every outlink of the WAT `path`, resolved, in order, and how many
+    references are not valid."""
+    links = []
+    invalid = 0
+    for headers, block in warc_records(path):
+        if headers.get("warc-type") != "metadata":
+            continue
+        meta = json.loads(block)
+        html = (
+            meta.get("Envelope", {})
+            .get("Payload-Metadata", {})
+            .get("HTTP-Response-Metadata", {})
+            .get("HTML-Metadata", {})
+        )
+        page = headers["warc-target-uri"]
+        base = page
+        if html.get("Head", {}).get("Base"):
+            base = resolve(page, html["Head"]["Base"]) or page
+        for link in html.get("Links", []):
+            target = resolve(base, link["url"])
+            if target is None:
+                invalid += 1
+            else:
+                links.append(target)
+    return links, invalid
+
+
+def run_cli(cli: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(cli), *args], capture_output=True, text=True, check=False)
+
+
+def test_wat_outlinks_resolve_as_rfc3986_says(cli: Path) -> None:
+    wat = FORMATS / "sample.wat.gz"
+    want, invalid = expected_links(wat)
+    assert len(want) > 100
+    # Every link, not deduplicated: `normalize` prints one key per link, and
+    # under `--profile none` a key is the resolved URI as it is.
+    got = run_cli(
+        cli,
+        "normalize",
+        "--format",
+        "wat",
+        "--profile",
+        "none",
+        "--on-invalid",
+        "skip",
+        "-q",
+        str(wat),
+    )
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.splitlines()
+    mismatches = [(g, w) for g, w in zip(lines, want, strict=False) if g != w]
+    assert not mismatches[:10]
+    assert len(lines) == len(want)
+    # Every reference rfc3986 rejects, urikey reports.
+    report = run_cli(
+        cli, "normalize", "--format", "wat", "--profile", "none", "--on-invalid", "skip", str(wat)
+    )
+    assert len(report.stderr.splitlines()) >= min(invalid, 20)
+
+
+def test_wat_emit_original_is_page_tab_link(cli: Path) -> None:
+    wat = FORMATS / "sample.wat.gz"
+    got = run_cli(cli, "dedup", "--profile", "none", "--emit", "original", "-q", str(wat))
+    assert got.returncode == 0, got.stderr
+    want, _ = expected_links(wat)
+    firsts = list(dict.fromkeys(want))
+    assert [line.split("\t")[1] for line in got.stdout.splitlines()] == firsts
+
+
+def test_parquet_and_cdxj_give_the_urls_pyarrow_and_json_read(cli: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    urls = pq.read_table(FORMATS / "sample.parquet", columns=["url"]).column("url").to_pylist()
+    with gzip.open(FORMATS / "sample.cdxj.gz", "rt", encoding="utf-8") as f:
+        cdxj = [json.loads(line.split(" ", 2)[2])["url"] for line in f]
+    assert urls == cdxj
+    for name in ("sample.parquet", "sample.cdxj.gz", "sample.cdx"):
+        # One line per record; an invalid URL gives an empty line.
+        got = run_cli(cli, "normalize", "--profile", "none", "-q", str(FORMATS / name))
+        assert got.returncode == 0, got.stderr
+        lines = got.stdout.splitlines()
+        assert len(lines) == len(urls), name
+        assert [u for u, g in zip(urls, lines, strict=True) if g] == [g for g in lines if g], name
+        assert sum(1 for g in lines if g) > 0.9 * len(urls)

@@ -1,0 +1,205 @@
+//! CDXJ index lines: `SURT SP TIMESTAMP SP JSON`, the URL in the JSON's
+//! `url` member (the IIPC/pywb "CDXJ" format:
+//! <https://pywb.readthedocs.io/en/latest/manual/indexing.html#cdxj-format>,
+//! and the IIPC draft <https://github.com/iipc/warc-specifications/pull/61>;
+//! Common Crawl's `cdx-NNNNN.gz` files are CDXJ).
+//!
+//! The JSON is read by `serde_json` with full string unescaping
+//! (`\u0026`, `\/`, surrogate pairs); a URL without escapes is borrowed
+//! from the line, one with escapes is written to the caller's buffer. Only
+//! `url` is kept: a hand-written visitor skips the other members without
+//! building them, and checks that the whole object parses.
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+
+use super::super::Problem;
+
+/// The URL of a CDXJ line: its offset in the line and the URL (part of
+/// the line, or `buf` when it had escapes).
+///
+/// # Errors
+/// What is wrong, at which byte: [`Problem::BadJson`] when the line has no
+/// JSON object or it does not parse, [`Problem::MissingField`] when it has
+/// no string `url`.
+pub fn url<'a>(
+    line: &'a [u8],
+    buf: &'a mut Vec<u8>,
+) -> Result<(usize, &'a [u8]), (usize, Problem)> {
+    let start = json_start(line).ok_or((line.len(), Problem::BadJson))?;
+    let json = &line[start..];
+    let mut de = serde_json::Deserializer::from_slice(json);
+    let found = de
+        .deserialize_map(UrlOfObject { buf: &mut *buf })
+        .and_then(|found| de.end().map(|()| found));
+    match found {
+        Ok(Some(Found::Borrowed(s))) => {
+            let at = s.as_ptr() as usize - json.as_ptr() as usize;
+            Ok((start + at, s.as_bytes()))
+        }
+        Ok(Some(Found::Buffered(at))) => Ok((start + at, &buf[..])),
+        Ok(None) => Err((start, Problem::MissingField)),
+        Err(e) => {
+            let problem = match e.classify() {
+                serde_json::error::Category::Data => Problem::MissingField,
+                _ => Problem::BadJson,
+            };
+            // serde_json counts columns from 1, in bytes (a CDXJ line is
+            // one line).
+            let at = if e.line() == 1 {
+                e.column().saturating_sub(1)
+            } else {
+                0
+            };
+            Err(((start + at).min(line.len()), problem))
+        }
+    }
+}
+
+/// Where the JSON of a CDXJ line starts: after the second space (the SURT
+/// and the timestamp hold none), at a `{`.
+fn json_start(line: &[u8]) -> Option<usize> {
+    let first = memchr::memchr(b' ', line)?;
+    let second = first + 1 + memchr::memchr(b' ', &line[first + 1..])?;
+    let start = second + 1;
+    (line.get(start) == Some(&b'{')).then_some(start)
+}
+
+/// The `url` member as found.
+enum Found<'de> {
+    /// No escapes: part of the input.
+    Borrowed(&'de str),
+    /// Unescaped into the buffer; the offset of its opening quote's next
+    /// byte is unknown to serde, so this is the offset of the object.
+    Buffered(usize),
+}
+
+/// Visits the JSON object, keeping the first `url` member.
+struct UrlOfObject<'b> {
+    buf: &'b mut Vec<u8>,
+}
+
+impl<'de> Visitor<'de> for UrlOfObject<'_> {
+    type Value = Option<Found<'de>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = None;
+        while let Some(is_url) = map.next_key_seed(IsUrl)? {
+            if is_url && found.is_none() {
+                found = Some(map.next_value_seed(UrlString {
+                    buf: &mut *self.buf,
+                })?);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A member name: true when it is `url`.
+struct IsUrl;
+
+impl<'de> DeserializeSeed<'de> for IsUrl {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for IsUrl {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+        Ok(v == "url")
+    }
+}
+
+/// The `url` string, borrowed when it has no escapes.
+struct UrlString<'b> {
+    buf: &'b mut Vec<u8>,
+}
+
+impl<'de> DeserializeSeed<'de> for UrlString<'_> {
+    type Value = Found<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Found<'de>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UrlString<'_> {
+    type Value = Found<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Found<'de>, E> {
+        Ok(Found::Borrowed(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Found<'de>, E> {
+        self.buf.clear();
+        self.buf.extend_from_slice(v.as_bytes());
+        Ok(Found::Buffered(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(line: &str) -> Result<(usize, String), (usize, Problem)> {
+        let mut buf = Vec::new();
+        url(line.as_bytes(), &mut buf).map(|(at, u)| (at, String::from_utf8(u.to_vec()).unwrap()))
+    }
+
+    #[test]
+    fn cdxj_url_borrowed_and_unescaped() {
+        let line = r#"com,example)/ 20240101000000 {"url": "http://example.com/", "mime": "text/html", "status": "200"}"#;
+        let (at, u) = get(line).unwrap();
+        assert_eq!(u, "http://example.com/");
+        assert_eq!(&line[at..at + u.len()], u);
+        // Escapes are unescaped: `\/`, `\u0026`, a surrogate pair.
+        let line = r#"a 1 {"mime":"x","url":"http:\/\/a\/?q=1\u0026r=\ud83d\ude00"}"#;
+        assert_eq!(get(line).unwrap().1, "http://a/?q=1&r=\u{1F600}");
+        // The first `url` wins; other members may be any JSON.
+        let line = r#"a 1 {"n":[1,{"url":"x"}],"url":"http://b/","url":"http://c/"}"#;
+        assert_eq!(get(line).unwrap().1, "http://b/");
+    }
+
+    #[test]
+    fn cdxj_faults() {
+        assert_eq!(get(r#"a 1 {"mime":"x"}"#), Err((4, Problem::MissingField)));
+        assert_eq!(
+            get(r#"a 1 {"url":3}"#).unwrap_err().1,
+            Problem::MissingField
+        );
+        assert_eq!(
+            get(r#"a 1 {"url":"http://a/""#).unwrap_err().1,
+            Problem::BadJson
+        );
+        assert_eq!(
+            get(r#"a 1 {"url":"http://a/"} x"#).unwrap_err().1,
+            Problem::BadJson
+        );
+        assert_eq!(get("a 1 [1]").unwrap_err().1, Problem::BadJson);
+        assert_eq!(get("http://a/").unwrap_err(), (9, Problem::BadJson));
+        assert_eq!(
+            get(r#"a 1 {"url":"\ud800"}"#).unwrap_err().1,
+            Problem::BadJson
+        );
+        // A syntax error is placed at its byte.
+        let line = r#"a 1 {"url" "http://a/"}"#;
+        assert_eq!(get(line), Err((11, Problem::BadJson)));
+    }
+}

@@ -1,0 +1,597 @@
+//! Multi-member gzip on all cores.
+//!
+//! A gzip file may be many members, one after the other (RFC 1952 §2.2);
+//! Common Crawl writes every file so (a CDXJ member per 3,000 lines, a WARC
+//! member per record), and so does `bgzip`. Members decompress on their
+//! own, so a mapped file is cut into segments of [`SEGMENT`] compressed
+//! bytes, and each segment is decoded on a worker thread: from the first
+//! member that starts in it, every member that starts in it (the last one
+//! runs on past its end).
+//!
+//! Where a member starts is only known for sure once the member before it
+//! has decompressed to its end: a segment's worker *guesses* its first
+//! member, at the first `1f 8b 08` header that decodes as a whole member
+//! (with its CRC-32 and length checked), and the guess is only used once it
+//! is *verified*. The reader takes the segments in order and keeps the
+//! offset where the members decoded so far end (the first member of the
+//! file starts at 0): a segment is used only when its first member starts
+//! exactly there. A segment whose members that one spans is skipped; a
+//! segment whose guess is wrong (bytes inside compressed data that look
+//! like a header and happen to decode) is decoded again on the reader's
+//! thread from the verified offset. So the output is the sequential
+//! decoder's, byte for byte, whatever the content.
+//!
+//! Memory stays bounded: at most `2 × threads` segments are in flight, and a
+//! member whose output passes [`CAP`] (one large member, as `gzip` writes
+//! a whole file) is not buffered: its worker stops, and the reader
+//! decompresses the rest of it as a stream, on its own thread, before
+//! going on in parallel after it.
+//!
+//! A member that fails (truncated, corrupt) is an error naming its
+//! offset in the file, returned once the output of the members before it
+//! (and what the failed one gave) has been read.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+
+use flate2::bufread::GzDecoder;
+
+use super::input::SharedBytes;
+
+/// Compressed bytes of a segment.
+pub const SEGMENT: usize = 128 << 10;
+
+/// Most output a worker buffers for one segment before handing the member
+/// it is in to the reader's thread.
+pub const CAP: usize = 32 << 20;
+
+/// The gzip member header's first bytes: ID1, ID2, CM = deflate.
+const HEADER: &[u8] = &[0x1f, 0x8b, 0x08];
+
+impl core::fmt::Debug for SliceAt {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SliceAt")
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A [`BufRead`] over a shared byte slice from a position.
+pub struct SliceAt {
+    bytes: SharedBytes,
+    pos: usize,
+}
+
+impl Read for SliceAt {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = self.fill_buf()?;
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for SliceAt {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Ok(self.bytes.as_slice().get(self.pos..).unwrap_or_default())
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos += amt;
+    }
+}
+
+/// A member being decoded, handed from a worker to the reader.
+type Tail = GzDecoder<SliceAt>;
+
+/// What a worker made of a segment.
+struct Decoded {
+    /// The segment's end (exclusive).
+    seg_end: usize,
+    /// Where its first member starts (`None`: no member starts in it).
+    start: Option<usize>,
+    /// Where the last member decoded whole ends.
+    end: usize,
+    /// The output of its members: `out[..len]` (the rest of `out` is
+    /// initialized memory kept for reuse, so that it is never zeroed again).
+    out: Vec<u8>,
+    len: usize,
+    /// A member whose output passed [`CAP`], to be finished as a stream.
+    tail: Option<(usize, Box<Tail>)>,
+    /// The member at this offset failed: the error, after `out`.
+    error: Option<(usize, io::Error)>,
+}
+
+/// How one member's decoding ended.
+enum Member {
+    /// Whole, ending at this offset.
+    Done(usize),
+    /// Output passed the cap: the decoder, mid-member.
+    Tail(Box<Tail>),
+    /// It failed.
+    Failed(io::Error),
+}
+
+/// Decodes the member at `start` into `out[*len..]`, growing `out` (its
+/// length is initialized memory, not output) while the output is at most
+/// `cap` bytes.
+fn member(
+    bytes: &SharedBytes,
+    start: usize,
+    out: &mut Vec<u8>,
+    len: &mut usize,
+    cap: usize,
+) -> Member {
+    let mut dec = GzDecoder::new(SliceAt {
+        bytes: bytes.clone(),
+        pos: start,
+    });
+    loop {
+        if *len > cap {
+            // Bytes past the cap were read to know the member goes on; they
+            // are kept, and the decoder resumes after them.
+            return Member::Tail(Box::new(dec));
+        }
+        if out.len() - *len < ROOM {
+            let grown = (2 * out.len()).max(*len + 4 * ROOM).min(cap + 2 * ROOM);
+            out.resize(grown.max(*len + ROOM), 0);
+        }
+        match dec.read(&mut out[*len..]) {
+            Ok(0) => return Member::Done(dec.get_ref().pos),
+            Ok(n) => *len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Member::Failed(e),
+        }
+    }
+}
+
+/// Least room a read into the output gets.
+const ROOM: usize = 64 << 10;
+
+/// True when `at` starts something that looks like a gzip member header.
+fn plausible_header(data: &[u8], at: usize) -> bool {
+    // FLG's reserved bits are zero; XFL is 0, 2 or 4.
+    data.get(at..at + 10)
+        .is_some_and(|h| h.starts_with(HEADER) && h[3] & 0xe0 == 0 && matches!(h[8], 0 | 2 | 4))
+}
+
+/// Decodes the segment `[from, seg_end)`: from `from` exactly when
+/// `exact`, else from the first header in it that decodes as a member.
+fn decode_segment(
+    bytes: &SharedBytes,
+    from: usize,
+    seg_end: usize,
+    exact: bool,
+    cap: usize,
+    out: Vec<u8>,
+) -> Decoded {
+    let data = bytes.as_slice();
+    let mut d = Decoded {
+        seg_end,
+        start: None,
+        end: from,
+        out,
+        len: 0,
+        tail: None,
+        error: None,
+    };
+    // The first member.
+    let mut at = from;
+    loop {
+        if !exact {
+            let found = memchr::memmem::find_iter(&data[at..seg_end.min(data.len())], HEADER)
+                .map(|i| at + i)
+                .find(|&i| plausible_header(data, i));
+            match found {
+                Some(i) => at = i,
+                None => return d,
+            }
+        }
+        d.len = 0;
+        match member(bytes, at, &mut d.out, &mut d.len, cap) {
+            Member::Done(end) => {
+                d.start = Some(at);
+                d.end = end;
+                break;
+            }
+            Member::Tail(t) => {
+                d.start = Some(at);
+                d.tail = Some((at, t));
+                return d;
+            }
+            Member::Failed(e) => {
+                if exact {
+                    d.start = Some(at);
+                    d.error = Some((at, e));
+                    return d;
+                }
+                d.len = 0;
+                at += 1;
+            }
+        }
+    }
+    // The members after it that start in the segment.
+    while d.end < seg_end && d.end < data.len() {
+        let at = d.end;
+        match member(bytes, at, &mut d.out, &mut d.len, cap) {
+            Member::Done(end) => d.end = end,
+            Member::Tail(t) => {
+                d.tail = Some((at, t));
+                break;
+            }
+            Member::Failed(e) => {
+                d.error = Some((at, e));
+                break;
+            }
+        }
+    }
+    d
+}
+
+/// A job for the workers: a segment, and where to send what it gave.
+struct Job {
+    bytes: SharedBytes,
+    from: usize,
+    seg_end: usize,
+    exact: bool,
+    cap: usize,
+    spare: Spare,
+    reply: SyncSender<Decoded>,
+}
+
+/// Output buffers handed back by the reader once read out, for the
+/// workers to decode into again: fresh memory for every segment costs a
+/// page fault per 4 KiB (a third of the time, on 1 MB/s-cheap members).
+type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
+
+/// A buffer from `spare`, or a new one (its content is stale).
+fn take_spare(spare: &Spare) -> Vec<u8> {
+    spare
+        .lock()
+        .ok()
+        .and_then(|mut s| s.pop())
+        .unwrap_or_default()
+}
+
+impl core::fmt::Debug for MemberReader {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MemberReader").finish_non_exhaustive()
+    }
+}
+
+/// The decompressed content of a mapped multi-member gzip file, decoded
+/// on `threads` worker threads (see the module's doc).
+pub struct MemberReader {
+    bytes: SharedBytes,
+    /// Where the members decoded so far end: the next member's start.
+    verified: usize,
+    /// Segments in flight, in order.
+    pending: VecDeque<Receiver<Decoded>>,
+    /// Where the next segment to hand out starts.
+    next_segment: usize,
+    window: usize,
+    segment: usize,
+    cap: usize,
+    spare: Spare,
+    jobs: Option<mpsc::Sender<Job>>,
+    /// Output being read out: `current[read_pos..current_len]`.
+    current: Vec<u8>,
+    current_len: usize,
+    read_pos: usize,
+    /// A large member being finished as a stream, and where it started.
+    streaming: Option<(usize, Box<Tail>)>,
+    /// An error to return once `current` is read out.
+    failed: Option<io::Error>,
+    raw_read: Arc<AtomicU64>,
+    /// Compressed bytes already counted in `raw_read`.
+    counted: usize,
+}
+
+impl MemberReader {
+    /// A reader of the gzip file `bytes` on `threads` workers (at least
+    /// one); compressed bytes are added to `raw_read` as they are used.
+    pub fn new(bytes: SharedBytes, threads: usize, raw_read: &Arc<AtomicU64>) -> Self {
+        Self::with_sizes(bytes, threads, raw_read, SEGMENT, CAP)
+    }
+
+    /// [`new`](Self::new) with another segment size and output cap (tests
+    /// and tuning).
+    pub fn with_sizes(
+        bytes: SharedBytes,
+        threads: usize,
+        raw_read: &Arc<AtomicU64>,
+        segment: usize,
+        cap: usize,
+    ) -> Self {
+        let threads = threads.max(1);
+        let (segment, cap) = (segment.max(1), cap.max(1));
+        let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        let mut started = 0;
+        for t in 0..threads {
+            let rx = Arc::clone(&rx);
+            let spawned = std::thread::Builder::new()
+                .name(format!("urikey-gunzip-{t}"))
+                .spawn(move || loop {
+                    let job = match rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else { return };
+                    let out = take_spare(&job.spare);
+                    let d =
+                        decode_segment(&job.bytes, job.from, job.seg_end, job.exact, job.cap, out);
+                    let _ = job.reply.send(d);
+                });
+            started += usize::from(spawned.is_ok());
+        }
+        Self {
+            bytes,
+            verified: 0,
+            pending: VecDeque::new(),
+            next_segment: 0,
+            window: 2 * threads,
+            segment,
+            cap,
+            spare: Spare::default(),
+            // Without a worker, every segment is decoded on the reader's
+            // thread (as a redo).
+            jobs: (started > 0).then_some(tx),
+            current: Vec::new(),
+            current_len: 0,
+            read_pos: 0,
+            streaming: None,
+            failed: None,
+            raw_read: Arc::clone(raw_read),
+            counted: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.bytes.as_slice().len()
+    }
+
+    /// Hands segments to the workers until the window is full.
+    fn submit(&mut self) {
+        let Some(jobs) = &self.jobs else { return };
+        while self.pending.len() < self.window && self.next_segment < self.len() {
+            let from = self.next_segment.max(self.verified);
+            let seg_end = (from.saturating_add(self.segment)).min(self.len());
+            let (reply, rx) = mpsc::sync_channel(1);
+            let job = Job {
+                bytes: self.bytes.clone(),
+                from,
+                seg_end,
+                exact: from == self.verified,
+                cap: self.cap,
+                spare: Arc::clone(&self.spare),
+                reply,
+            };
+            if jobs.send(job).is_err() {
+                self.jobs = None;
+                return;
+            }
+            self.pending.push_back(rx);
+            self.next_segment = seg_end;
+        }
+    }
+
+    /// Hands a read-out buffer back to the workers.
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if let Ok(mut spare) = self.spare.lock() {
+            if spare.len() <= self.window {
+                spare.push(buf);
+            }
+        }
+    }
+
+    /// Counts the compressed bytes up to `to` as read.
+    fn count(&mut self, to: usize) {
+        if to > self.counted {
+            self.raw_read
+                .fetch_add((to - self.counted) as u64, Ordering::Relaxed);
+            self.counted = to;
+        }
+    }
+
+    /// Takes a decoded segment whose first member starts at `verified`.
+    fn accept(&mut self, d: Decoded) {
+        let old = std::mem::replace(&mut self.current, d.out);
+        self.recycle(old);
+        self.current_len = d.len;
+        self.read_pos = 0;
+        self.verified = d.end;
+        if let Some((start, tail)) = d.tail {
+            self.streaming = Some((start, tail));
+        }
+        if let Some((at, e)) = d.error {
+            self.failed = Some(member_error(at, e));
+            // Nothing after a failed member is read.
+            self.verified = self.len();
+            self.next_segment = self.len();
+            self.pending.clear();
+        }
+        self.count(self.verified.min(self.len()));
+    }
+
+    /// Gets more output into `current`; false at the end.
+    fn refill(&mut self) -> io::Result<bool> {
+        loop {
+            if let Some((start, dec)) = &mut self.streaming {
+                if self.current.len() < ROOM {
+                    self.current.resize(1 << 20, 0);
+                }
+                match dec.read(&mut self.current) {
+                    Ok(0) => {
+                        self.verified = dec.get_ref().pos;
+                        self.streaming = None;
+                        self.current_len = 0;
+                        self.read_pos = 0;
+                        // Segments inside the member are skipped below.
+                        if self.next_segment < self.verified {
+                            self.next_segment = self.verified;
+                        }
+                        self.count(self.verified);
+                        continue;
+                    }
+                    Ok(n) => {
+                        self.current_len = n;
+                        self.read_pos = 0;
+                        let pos = dec.get_ref().pos;
+                        self.count(pos);
+                        return Ok(true);
+                    }
+                    Err(e) => {
+                        let e = member_error(*start, e);
+                        self.streaming = None;
+                        self.verified = self.len();
+                        self.pending.clear();
+                        return Err(e);
+                    }
+                }
+            }
+            if let Some(e) = self.failed.take() {
+                return Err(e);
+            }
+            if self.verified >= self.len() {
+                return Ok(false);
+            }
+            self.submit();
+            let d = match self.pending.pop_front() {
+                Some(rx) => rx.recv().ok(),
+                None => None,
+            };
+            match d {
+                // A segment the members read so far span.
+                Some(d) if d.seg_end <= self.verified => {
+                    self.recycle(d.out);
+                    continue;
+                }
+                Some(d) if d.start == Some(self.verified) => self.accept(d),
+                other => {
+                    // A wrong guess, a lost worker, or no worker: decode
+                    // from the verified offset here.
+                    let seg_end = other.as_ref().map_or_else(
+                        || (self.verified.saturating_add(self.segment)).min(self.len()),
+                        |d| d.seg_end.max(self.verified + 1).min(self.len()),
+                    );
+                    if let Some(d) = other {
+                        self.recycle(d.out);
+                    }
+                    let out = take_spare(&self.spare);
+                    let d =
+                        decode_segment(&self.bytes, self.verified, seg_end, true, self.cap, out);
+                    if self.next_segment < d.seg_end {
+                        self.next_segment = d.seg_end;
+                    }
+                    self.accept(d);
+                }
+            }
+            if self.read_pos < self.current_len {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// The error of the member at offset `at` of the file.
+fn member_error(at: usize, e: io::Error) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("the gzip member at byte {at} of the file is truncated or corrupt: {e}"),
+    )
+}
+
+impl Read for MemberReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.read_pos >= self.current_len && !self.refill()? {
+            return Ok(0);
+        }
+        let rest = &self.current[self.read_pos..self.current_len];
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.read_pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gz(data: &[u8], level: u32) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn members(parts: &[Vec<u8>]) -> Vec<u8> {
+        parts.iter().flat_map(|p| gz(p, 6)).collect()
+    }
+
+    /// Small segments and cap, so that small files take every path.
+    fn reader(file: Vec<u8>, threads: usize) -> MemberReader {
+        let bytes = SharedBytes::from_memory(Arc::from(file));
+        MemberReader::with_sizes(bytes, threads, &Arc::new(AtomicU64::new(0)), 4096, 64 << 10)
+    }
+
+    fn read_all(file: Vec<u8>, threads: usize) -> io::Result<Vec<u8>> {
+        let mut r = reader(file, threads);
+        let mut out = Vec::new();
+        r.read_to_end(&mut out).map(|_| out)
+    }
+
+    fn text(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed;
+        let mut out = Vec::new();
+        for i in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            out.extend_from_slice(format!("http://h{}.example/{i}/{x:x}\n", x % 97).as_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn gzip_members_in_order_any_threads() {
+        // Members of many sizes, some larger than a segment, one larger than
+        // the cap would be if it were small.
+        let parts: Vec<Vec<u8>> = (0..40).map(|i| text(20 + i * 60, i as u64)).collect();
+        let file = members(&parts);
+        assert!(file.len() > 20 * 4096, "{}", file.len());
+        let want: Vec<u8> = parts.concat();
+        for threads in [1, 2, 3] {
+            assert_eq!(read_all(file.clone(), threads).unwrap(), want);
+        }
+        // One member: read as a stream once past the cap.
+        let big = text(20_000, 7);
+        assert_eq!(read_all(gz(&big, 1), 2).unwrap(), big);
+        // Stored (level 0) members hold the input's bytes as they are: a
+        // member holding gzip files looks like headers inside.
+        let inner = members(&parts[..5]);
+        let tricky = [inner.clone(), text(100, 1), inner];
+        let file: Vec<u8> = tricky.iter().flat_map(|p| gz(p, 0)).collect();
+        assert_eq!(read_all(file, 2).unwrap(), tricky.concat());
+    }
+
+    #[test]
+    fn gzip_truncated_member_after_the_output_before_it() {
+        let parts: Vec<Vec<u8>> = (0..30).map(|i| text(400, i)).collect();
+        let mut file = members(&parts);
+        let cut_at = file.len() - 100;
+        file.truncate(cut_at);
+        let mut r = reader(file, 2);
+        let mut out = Vec::new();
+        let err = r.read_to_end(&mut out).unwrap_err();
+        assert!(err.to_string().contains("the gzip member at byte"), "{err}");
+        let whole: Vec<u8> = parts[..29].concat();
+        assert!(out.starts_with(&whole));
+        assert!(out.len() < parts.concat().len());
+    }
+}

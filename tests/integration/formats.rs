@@ -1,0 +1,369 @@
+//! The crawl formats end to end (`docs/formats.md`): every format of the
+//! committed fixtures gives the keys of the URL list they were made from,
+//! faults are reported as the docs say, and the real whirlwind WARC/WAT/WET
+//! are read in place.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+use crate::common::{stdout_of, urikey, write};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/formats")
+        .join(name)
+}
+
+fn gzip_members(parts: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in parts {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(p).expect("in-memory write");
+        out.extend(enc.finish().expect("in-memory write"));
+    }
+    out
+}
+
+#[test]
+fn formats_every_fixture_gives_the_keys_of_its_urls() {
+    let want = stdout_of(
+        urikey()
+            .args(["dedup", "-q"])
+            .arg(fixture("sample.urls.txt")),
+    );
+    assert!(want.lines().count() > 200);
+    for (name, format) in [
+        ("sample.cdxj.gz", "cdxj"),
+        ("sample.cdx", "cdx"),
+        ("sample.parquet", "parquet"),
+    ] {
+        // Recognised from the content, and named.
+        let detected = stdout_of(urikey().args(["dedup", "-q"]).arg(fixture(name)));
+        assert_eq!(detected, want, "{name}");
+        let named = stdout_of(
+            urikey()
+                .args(["dedup", "-q", "--format", format])
+                .arg(fixture(name)),
+        );
+        assert_eq!(named, want, "{name}");
+    }
+    // normalize: one key per record, as for the URL list.
+    let keys = stdout_of(
+        urikey()
+            .args(["normalize", "-q"])
+            .arg(fixture("sample.urls.txt")),
+    );
+    for name in ["sample.cdxj.gz", "sample.cdx", "sample.parquet"] {
+        let got = stdout_of(urikey().args(["normalize", "-q"]).arg(fixture(name)));
+        assert_eq!(got, keys, "{name}");
+    }
+}
+
+#[test]
+fn formats_emit_original_prints_the_records() {
+    let cdxj = stdout_of(
+        urikey()
+            .args(["dedup", "-q", "--emit", "original"])
+            .arg(fixture("sample.cdxj.gz")),
+    );
+    let first = cdxj.lines().next().expect("output");
+    assert!(first.contains(" {\"url\": "), "{first}");
+    let parquet = stdout_of(
+        urikey()
+            .args(["dedup", "-q", "--emit", "original"])
+            .arg(fixture("sample.parquet")),
+    );
+    let urls = std::fs::read_to_string(fixture("sample.urls.txt")).expect("fixture");
+    assert!(parquet.lines().all(|l| urls.lines().any(|u| u == l)));
+    let wat = stdout_of(
+        urikey()
+            .args(["dedup", "-q", "--emit", "original"])
+            .arg(fixture("sample.wat.gz")),
+    );
+    assert!(wat.lines().count() > 100);
+    for line in wat.lines() {
+        let (page, link) = line.split_once('\t').expect("page<TAB>link");
+        assert!(page.starts_with("http"), "{line}");
+        assert!(link.contains(':'), "{line}");
+    }
+    // Another Parquet column.
+    let surts = stdout_of(
+        urikey()
+            .args([
+                "dedup",
+                "-q",
+                "--emit",
+                "original",
+                "--allow-relative",
+                "--column",
+            ])
+            .arg("url_surtkey")
+            .arg(fixture("sample.parquet")),
+    );
+    assert!(surts.lines().next().is_some_and(|l| l.contains(")/")));
+}
+
+#[test]
+fn formats_cdxj_faults_are_invalid_lines() {
+    let dir = TempDir::new().unwrap();
+    let cdxj = b"com,a)/ 20240101000000 {\"url\": \"http:\\/\\/a.example\\/?x=1\\u0026y\"}\n\
+com,a)/ 20240101000001 {\"mime\": \"text/html\"}\n\
+com,a)/ 20240101000002 {\"url\": \"http://b.example/\"\n\
+com,a)/ 20240101000003 {\"url\": \"http://a.example/?x=1&y\"}\n";
+    let path = write(&dir, "x.cdxj", cdxj);
+    let rejects = dir.path().join("rejects.txt");
+    urikey()
+        .args(["dedup", "--format", "cdxj", "--rejects"])
+        .arg(&rejects)
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout("http://a.example/?x=1&y\n")
+        .stderr(
+            predicate::str::contains("x.cdxj:2: byte ")
+                .and(predicate::str::contains("missing field")),
+        )
+        .stderr(
+            predicate::str::contains("x.cdxj:3: byte ")
+                .and(predicate::str::contains("JSON does not parse")),
+        );
+    let rejects = std::fs::read_to_string(rejects).unwrap();
+    assert!(
+        rejects.contains(":2:") && rejects.contains(":missing-field\t"),
+        "{rejects}"
+    );
+    assert!(
+        rejects.contains(":bad-json\tcom,a)/ 20240101000002"),
+        "{rejects}"
+    );
+}
+
+#[test]
+fn formats_cdx_header_places_the_url_column() {
+    let dir = TempDir::new().unwrap();
+    let cdx = b" CDX a b N\nhttp://x.example/ 20240101000000 example,x)/\n";
+    let path = write(&dir, "h.cdx", cdx);
+    urikey()
+        .args(["dedup"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout("http://x.example/\n");
+    let bad = write(&dir, "bad.cdx", b" CDX N b m\nx 1 y\n");
+    urikey()
+        .args(["dedup", "--format", "cdx"])
+        .arg(&bad)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.cdx").and(predicate::str::contains("original-URL")));
+}
+
+#[test]
+fn formats_truncated_gzip_member_after_the_lines_before_it() {
+    let dir = TempDir::new().unwrap();
+    let first: Vec<u8> = (0..3000)
+        .map(|i| format!("http://a.example/{i}\n"))
+        .collect::<String>()
+        .into_bytes();
+    let second: Vec<u8> = (0..3000)
+        .map(|i| format!("http://b.example/{i}\n"))
+        .collect::<String>()
+        .into_bytes();
+    let mut file = gzip_members(&[&first, &second]);
+    let member = gzip_members(&[&first]).len();
+    file.truncate(file.len() - 20);
+    let path = write(&dir, "cut.gz", &file);
+    let out = urikey().args(["dedup", "-q"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cut.gz"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("gzip member at byte {member} ")),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.lines().count() >= 3000,
+        "the first member's lines come first"
+    );
+    // With -o, no output file.
+    let output = dir.path().join("out.txt");
+    urikey()
+        .args(["dedup", "-q", "-o"])
+        .arg(&output)
+        .arg(&path)
+        .assert()
+        .code(2);
+    assert!(!output.exists());
+}
+
+#[test]
+fn formats_multi_member_gzip_reads_as_the_plain_file() {
+    let dir = TempDir::new().unwrap();
+    let parts: Vec<Vec<u8>> = (0..60)
+        .map(|m| {
+            (0..2000)
+                .map(|i| format!("http://h{}.example/{m}/{}\n", i % 50, i * 7 % 1000))
+                .collect::<String>()
+                .into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let plain = write(&dir, "plain.txt", &parts.concat());
+    let gz = write(&dir, "members.gz", &gzip_members(&refs));
+    let want = stdout_of(urikey().args(["dedup", "--emit", "original"]).arg(&plain));
+    let got = stdout_of(urikey().args(["dedup", "--emit", "original"]).arg(&gz));
+    assert_eq!(got, want);
+}
+
+fn warc(kind: &str, target: &str, body: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "WARC/1.1\r\nWARC-Type: {kind}\r\nWARC-Target-URI: {target}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body);
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
+#[test]
+fn formats_warc_types_and_a_record_past_the_end() {
+    let dir = TempDir::new().unwrap();
+    let mut data = warc("request", "http://a.example/", b"GET / HTTP/1.1\r\n\r\n");
+    data.extend(warc(
+        "response",
+        "http://a.example/",
+        b"HTTP/1.1 200 OK\r\n\r\n",
+    ));
+    data.extend(warc(
+        "response",
+        "http://b.example/",
+        b"HTTP/1.1 200 OK\r\n\r\n",
+    ));
+    let path = write(&dir, "a.warc", &data);
+    urikey()
+        .arg("dedup")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout("http://a.example/\nhttp://b.example/\n");
+    let third = data.len();
+    data.extend(warc("response", "http://c.example/", b"0123456789"));
+    data.truncate(data.len() - 9);
+    let cut = write(&dir, "cut.warc.gz", &gzip_members(&[&data]));
+    let output = dir.path().join("out.txt");
+    urikey()
+        .args(["dedup", "-o"])
+        .arg(&output)
+        .arg(&cut)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("cut.warc.gz")
+                .and(predicate::str::contains(format!("record 4 (byte {third})")))
+                .and(predicate::str::contains(
+                    "Content-Length 10 runs past the end",
+                )),
+        );
+    assert!(!output.exists());
+}
+
+#[test]
+fn formats_parquet_missing_column_and_corrupt_file() {
+    let dir = TempDir::new().unwrap();
+    urikey()
+        .args(["dedup", "--column", "nope"])
+        .arg(fixture("sample.parquet"))
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("sample.parquet")
+                .and(predicate::str::contains("no column \"nope\""))
+                .and(predicate::str::contains("url_surtkey, url, url_host_name")),
+        );
+    let mut bytes = std::fs::read(fixture("sample.parquet")).unwrap();
+    let n = bytes.len();
+    for b in &mut bytes[n / 3..n / 3 + 64] {
+        *b ^= 0x5a;
+    }
+    let corrupt = write(&dir, "corrupt.parquet", &bytes);
+    urikey()
+        .args(["dedup", "-q"])
+        .arg(&corrupt)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("corrupt.parquet"));
+    let cut = write(&dir, "cut.parquet", &bytes[..n / 2]);
+    urikey()
+        .args(["dedup", "-q", "--format", "parquet"])
+        .arg(&cut)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cut.parquet"));
+}
+
+#[test]
+fn formats_field_only_with_lines() {
+    urikey()
+        .args(["dedup", "--field", "2", "--format", "cdxj"])
+        .write_stdin("x\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--field reads plain lines"));
+}
+
+/// The real Common Crawl whirlwind files, read in place.
+fn whirlwind(name: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/datasets/commoncrawl-whirlwind")
+        .join(name);
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!("skipped: {} is absent (../shared)", path.display());
+        None
+    }
+}
+
+#[test]
+fn formats_whirlwind_warc_wat_wet() {
+    let Some(warc) = whirlwind("whirlwind.warc.gz") else {
+        return;
+    };
+    let page = "https://an.wikipedia.org/wiki/Escopete\n";
+    // Recognised as WARC: the response's target.
+    urikey()
+        .arg("dedup")
+        .arg(&warc)
+        .assert()
+        .success()
+        .stdout(page);
+    let all = stdout_of(
+        urikey()
+            .args(["normalize", "--warc-types", "request,response,metadata"])
+            .arg(&warc),
+    );
+    assert_eq!(all, page.repeat(3));
+    // The WAT: recognised, no outlinks in this sample.
+    if let Some(wat) = whirlwind("whirlwind.warc.wat.gz") {
+        urikey()
+            .arg("dedup")
+            .arg(&wat)
+            .assert()
+            .success()
+            .stdout("");
+    }
+    // The WET (conversion records).
+    if let Some(wet) = whirlwind("whirlwind.warc.wet.gz") {
+        urikey()
+            .args(["dedup", "--warc-types", "conversion"])
+            .arg(&wet)
+            .assert()
+            .success()
+            .stdout(page);
+    }
+}
