@@ -246,7 +246,9 @@ impl PySeenStore {
 
     /// Keys in the store, and added since the last commit.
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        self.with(py, |o| Ok(usize::try_from(o.store.len() + o.added).unwrap_or(usize::MAX)))
+        self.with(py, |o| {
+            Ok(usize::try_from(o.store.len() + o.added).unwrap_or(usize::MAX))
+        })
     }
 
     /// Releases the store (and its writer lock); keys added since the last
