@@ -50,6 +50,16 @@
 //!    output file appear whole or not at all; `engine/observe.rs` reports
 //!    invalid lines and progress to the caller.
 //!
+//! **Across runs** (`dedup --state`): `engine/prior.rs` is the hook a run
+//! consults for every key it sees first (in phase 2, and when a spilled
+//! run resolves a partition); `engine/store/` is the seen-store behind it:
+//! `engine/store/mod.rs` (open, commit, compact, merge), run files
+//! (`engine/store/format.rs`), the manifest and its atomic replacement
+//! (`engine/store/manifest.rs`), the writer lock (`engine/store/lock.rs`),
+//! the new keys waiting for a commit (`engine/store/pending.rs`), merging
+//! runs (`engine/store/compact.rs`), `engine/store/verify.rs`; the commands
+//! are in `cli/state.rs`.
+//!
 //! **The key of a line** (`uri/key/`): `uri/key/config.rs` is the
 //! [`uri::key::KeyConfig`] a keyer is built from; `uri/key/mod.rs` tries
 //! three tiers in turn: the mask tier (`uri/key/fast/masks.rs`, with

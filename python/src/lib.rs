@@ -7,8 +7,8 @@
 //! * `batch`: a batch call's input (list or Arrow) and results
 //! * `arrow`: the Arrow C data interface
 //! * `seen`: the fingerprint set behind `unique_mask` and `Deduplicator`
-//! * `canonicalizer`, `deduplicator`, `uri`, `dedup_file`: the
-//!   Python-facing calls
+//! * `canonicalizer`, `deduplicator`, `seen_store`, `uri`, `dedup_file`:
+//!   the Python-facing calls
 //! * `cli`: the `urikey` command (`python -m urikey`)
 //! * `errors`: Python exceptions
 
@@ -22,6 +22,7 @@ mod errors;
 mod keys;
 mod options;
 mod seen;
+mod seen_store;
 mod text;
 mod uri;
 
@@ -31,6 +32,7 @@ use pyo3::prelude::*;
 fn _urikey(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<canonicalizer::PyCanonicalizer>()?;
     m.add_class::<deduplicator::PyDeduplicator>()?;
+    m.add_class::<seen_store::PySeenStore>()?;
     m.add_class::<uri::PyUri>()?;
     m.add_function(wrap_pyfunction!(canonicalizer::canonicalize, m)?)?;
     m.add_function(wrap_pyfunction!(canonicalizer::fingerprint, m)?)?;

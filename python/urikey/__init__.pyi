@@ -78,7 +78,7 @@ class Canonicalizer:
     ) -> list[bool]: ...
 
 class Deduplicator:
-    """A seen-set of keys, fed batch after batch."""
+    """A seen-set of keys, fed batch after batch (in memory: ``SeenStore`` keeps one on disk)."""
 
     def __init__(
         self,
@@ -102,6 +102,41 @@ class Deduplicator:
     def memory_limit(self) -> int | None: ...
     @property
     def memory_bytes(self) -> int: ...
+
+class SeenStore:
+    """A seen-store on disk (``urikey dedup --state``'s), fed batch after batch.
+
+    Keys added since the last ``commit()`` are not durable. Safe to share
+    between threads (calls are taken one at a time). One writer per store;
+    ``readonly=True`` takes no lock.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        profile: Profile | str = "rfc",
+        *,
+        enable: Flags | None = (),
+        disable: Flags | None = (),
+        lenient: bool = False,
+        compat: Compat | str | None = None,
+        create: bool = True,
+        readonly: bool = False,
+        memory_limit: int | str | None = None,
+    ) -> None: ...
+    @overload
+    def add(self, urls: ArrowLike) -> Any: ...
+    @overload
+    def add(self, urls: Iterable[str | None]) -> list[bool]: ...
+    @overload
+    def contains(self, urls: ArrowLike) -> Any: ...
+    @overload
+    def contains(self, urls: Iterable[str | None]) -> list[bool]: ...
+    def commit(self) -> int: ...
+    def close(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __enter__(self) -> SeenStore: ...
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool: ...
 
 class URI:
     """The raw components of a parsed URI-reference."""

@@ -369,7 +369,13 @@ impl SeenSet {
     /// The line's key error.
     pub fn contains(&self, line: &[u8]) -> Result<bool, KeyError> {
         let fp = self.keyer.fingerprint(line, &mut KeyScratch::default())?;
-        Ok(self.shards[shard_of(fp)].contains(fp))
+        Ok(self.contains_fingerprint(fp))
+    }
+
+    /// Whether the set holds fingerprint `fp` (one that
+    /// [`add_fingerprints`](Self::add_fingerprints) was given).
+    pub fn contains_fingerprint(&self, fp: u128) -> bool {
+        self.shards[shard_of(fp)].contains(fp)
     }
 
     /// The fingerprint of every line, on several threads for large batches.

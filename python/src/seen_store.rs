@@ -1,0 +1,287 @@
+//! `urikey.SeenStore`: the seen-store of `urikey dedup --state` (a
+//! directory of every key's fingerprint, larger than memory, made durable by
+//! commits), fed batch after batch.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use urikey::engine::store::{Access, Additions, SeenStore, StoreError};
+use urikey::engine::{memory, SeenSet};
+use urikey::uri::key::Relative;
+
+use crate::batch::Batch;
+use crate::keys;
+use crate::options::{self, Keying};
+
+/// An open store and what was added since its last commit.
+#[derive(Debug)]
+struct Open {
+    store: SeenStore,
+    /// Every key added since the last commit, to answer "seen before?"
+    /// for them (the store holds only committed keys).
+    pending: SeenSet,
+    /// Of those, the keys the store lacks: the next commit's.
+    additions: Option<Additions>,
+    added: u64,
+}
+
+/// A seen-store on disk, fed batch after batch.
+#[pyclass(frozen, module = "urikey", name = "SeenStore")]
+#[derive(Debug)]
+pub struct PySeenStore {
+    keying: Arc<Keying>,
+    path: PathBuf,
+    limit: Option<u64>,
+    // Locked with the GIL released: calls from several threads are taken
+    // one at a time.
+    open: Mutex<Option<Open>>,
+}
+
+fn store_error(e: StoreError) -> PyErr {
+    match e {
+        StoreError::ConfigMismatch { .. } | StoreError::KeyVersion { .. } => {
+            PyValueError::new_err(e.to_string())
+        }
+        _ => PyOSError::new_err(e.to_string()),
+    }
+}
+
+fn closed() -> PyErr {
+    PyValueError::new_err("the SeenStore is closed")
+}
+
+fn poisoned() -> PyErr {
+    PyRuntimeError::new_err("the SeenStore is unusable after a failed call")
+}
+
+impl PySeenStore {
+    /// Runs `f` on the open store with the GIL released.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Open) -> PyResult<T> + Send,
+    ) -> PyResult<T> {
+        let open = &self.open;
+        py.allow_threads(|| {
+            let mut guard = open.lock().map_err(|_| poisoned())?;
+            match guard.as_mut() {
+                Some(o) => f(o),
+                None => Err(closed()),
+            }
+        })
+    }
+
+    fn new_pending(&self) -> SeenSet {
+        SeenSet::new(self.keying.keyer.clone()).with_memory_limit(self.limit)
+    }
+}
+
+/// Which of `fps` (with their places) the store holds.
+fn in_store(store: &SeenStore, fps: &[(usize, u128)]) -> PyResult<Vec<bool>> {
+    let mut sorted: Vec<(u128, usize)> = fps.iter().enumerate().map(|(k, p)| (p.1, k)).collect();
+    sorted.sort_unstable();
+    let keys: Vec<u128> = sorted.iter().map(|s| s.0).collect();
+    let mut found = vec![false; keys.len()];
+    store
+        .contains_sorted(&keys, &mut found)
+        .map_err(store_error)?;
+    let mut out = vec![false; fps.len()];
+    for ((_, k), f) in sorted.iter().zip(found) {
+        out[*k] = f;
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl PySeenStore {
+    #[new]
+    #[pyo3(signature = (path, profile = "rfc", *, enable = None, disable = None, lenient = false,
+        compat = None, create = true, readonly = false, memory_limit = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        profile: &str,
+        enable: Option<&Bound<'_, PyAny>>,
+        disable: Option<&Bound<'_, PyAny>>,
+        lenient: bool,
+        compat: Option<&str>,
+        create: bool,
+        readonly: bool,
+        memory_limit: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let config = options::config(profile, enable, disable, lenient, "uri", compat)?;
+        // As `urikey dedup`: a relative reference (`hello`) is not a URL.
+        let keying = Arc::new(Keying {
+            keyer: config.keyer().with_relative(Relative::Reject),
+            config,
+        });
+        let limit = options::memory_limit(memory_limit)?.or_else(memory::default_limit);
+        let c = keying.config.clone();
+        let p = path.clone();
+        let store = py
+            .allow_threads(move || match (readonly, create) {
+                (true, _) => SeenStore::open_for(&p, &c, Access::ReadOnly),
+                (false, true) => SeenStore::open_or_create(&p, &c),
+                (false, false) => SeenStore::open_for(&p, &c, Access::Write),
+            })
+            .map_err(store_error)?;
+        let me = Self {
+            keying,
+            path,
+            limit,
+            open: Mutex::new(None),
+        };
+        let additions = (!readonly).then(|| store.additions());
+        let pending = me.new_pending();
+        *me.open.lock().map_err(|_| poisoned())? = Some(Open {
+            store,
+            pending,
+            additions,
+            added: 0,
+        });
+        Ok(me)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "urikey.SeenStore({:?}, {})",
+            self.path.display().to_string(),
+            self.keying.repr(false)
+        )
+    }
+
+    /// True at each line whose key neither the store nor an earlier line
+    /// (of this batch or of one added since the last commit) has; False
+    /// for the others, invalid lines and None. The new keys become part of
+    /// the store at the next `commit()`.
+    fn add<'py>(&self, py: Python<'py>, urls: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let batch = Batch::read(urls)?;
+        let lines = batch.lines();
+        let keying = &self.keying;
+        let mask = self.with(py, |o| {
+            let fps = keys::fingerprints(keying, lines);
+            let valid: Vec<(usize, u128)> = fps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
+                .collect();
+            let only: Vec<u128> = valid.iter().map(|v| v.1).collect();
+            let first = o
+                .pending
+                .add_fingerprints(&only)
+                .map_err(|e| PyMemoryError::new_err(format!("{e} (commit more often)")))?;
+            let firsts: Vec<(usize, u128)> = valid
+                .iter()
+                .zip(&first)
+                .filter(|(_, f)| **f)
+                .map(|(v, _)| *v)
+                .collect();
+            let known = in_store(&o.store, &firsts)?;
+            let mut mask = vec![false; lines.len()];
+            let mut new = Vec::new();
+            for ((i, fp), k) in firsts.iter().zip(known) {
+                if !k {
+                    mask[*i] = true;
+                    new.push(*fp);
+                }
+            }
+            if let Some(a) = o.additions.as_mut() {
+                a.push(&new).map_err(store_error)?;
+            }
+            o.added += new.len() as u64;
+            Ok(mask)
+        })?;
+        batch.bools(py, &mask)
+    }
+
+    /// True at each line whose key the store holds, or that was added
+    /// since the last commit; nothing is added.
+    fn contains<'py>(
+        &self,
+        py: Python<'py>,
+        urls: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let batch = Batch::read(urls)?;
+        let lines = batch.lines();
+        let keying = &self.keying;
+        let mask = self.with(py, |o| {
+            let fps = keys::fingerprints(keying, lines);
+            let valid: Vec<(usize, u128)> = fps
+                .iter()
+                .enumerate()
+                .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
+                .collect();
+            let known = in_store(&o.store, &valid)?;
+            let mut mask = vec![false; lines.len()];
+            for ((i, fp), k) in valid.iter().zip(known) {
+                mask[*i] = k || o.pending.contains_fingerprint(*fp);
+            }
+            Ok(mask)
+        })?;
+        batch.bools(py, &mask)
+    }
+
+    /// Makes the keys added since the last commit durable (see
+    /// docs/seen-store.md: atomic, synced); returns how many were added.
+    fn commit(&self, py: Python<'_>) -> PyResult<u64> {
+        let fresh = self.new_pending();
+        self.with(py, move |o| {
+            let Some(additions) = o.additions.take() else {
+                return Err(PyValueError::new_err(
+                    "the SeenStore was opened read-only: nothing can be committed",
+                ));
+            };
+            let next = o.store.additions();
+            let report = o.store.commit(additions);
+            o.additions = Some(next);
+            let report = report.map_err(store_error)?;
+            o.pending = fresh;
+            o.added = 0;
+            Ok(report.added)
+        })
+    }
+
+    /// Keys in the store, and added since the last commit.
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |o| {
+            Ok(usize::try_from(o.store.len() + o.added).unwrap_or(usize::MAX))
+        })
+    }
+
+    /// Releases the store (and its writer lock); keys added since the last
+    /// commit are dropped.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let open = &self.open;
+        py.allow_threads(|| {
+            let mut guard = open.lock().map_err(|_| poisoned())?;
+            *guard = None;
+            Ok(())
+        })
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Commits when the block ended without an exception, then closes.
+    #[pyo3(signature = (exc_type = None, _exc = None, _tb = None))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let readonly = self.with(py, |o| Ok(o.additions.is_none()))?;
+        let result = if exc_type.is_none() && !readonly {
+            self.commit(py).map(drop)
+        } else {
+            Ok(())
+        };
+        self.close(py)?;
+        result.map(|()| false)
+    }
+}
