@@ -15,8 +15,9 @@ fuzz_target!(|line: &[u8]| {
             let url = url.to_vec();
             if line.get(at..at + url.len()) != Some(&url[..]) {
                 // Unescaped: the JSON's `url` as serde_json reads it.
-                let start = line.iter().position(|&b| b == b'{').unwrap();
-                let v: serde_json::Value = serde_json::from_slice(&line[start..]).unwrap();
+                // The JSON follows the second space.
+                let json = line.splitn(3, |&b| b == b' ').nth(2).unwrap();
+                let v: serde_json::Value = serde_json::from_slice(json).unwrap();
                 assert_eq!(v["url"].as_str().unwrap().as_bytes(), &url[..]);
             }
         }

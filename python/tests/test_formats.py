@@ -146,3 +146,20 @@ def test_parquet_and_cdxj_give_the_urls_pyarrow_and_json_read(cli: Path) -> None
         assert len(lines) == len(urls), name
         assert [u for u, g in zip(urls, lines, strict=True) if g] == [g for g in lines if g], name
         assert sum(1 for g in lines if g) > 0.9 * len(urls)
+
+
+def test_dedup_file_format(tmp_path: Path, cli: Path) -> None:
+    import urikey
+
+    for name, fmt in [
+        ("sample.cdxj.gz", "cdxj"),
+        ("sample.parquet", "parquet"),
+        ("sample.wat.gz", None),
+    ]:
+        out = tmp_path / f"{name}.out"
+        stats = urikey.dedup_file(FORMATS / name, out, format=fmt)
+        want = run_cli(cli, "dedup", "-q", str(FORMATS / name))
+        assert out.read_text(encoding="utf-8") == want.stdout, name
+        assert stats["unique"] == len(want.stdout.splitlines())
+    with pytest.raises(ValueError, match="format must be one of"):
+        urikey.dedup_file(FORMATS / "sample.cdx", tmp_path / "x", format="csv")

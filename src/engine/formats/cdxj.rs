@@ -7,8 +7,9 @@
 //! The JSON is read by `serde_json` with full string unescaping
 //! (`\u0026`, `\/`, surrogate pairs); a URL without escapes is borrowed
 //! from the line, one with escapes is written to the caller's buffer. Only
-//! `url` is kept: a hand-written visitor skips the other members without
-//! building them, and checks that the whole object parses.
+//! `url` is kept (the last one, if there are several, as jq reads it): a
+//! hand-written visitor skips the other members without building them, and
+//! checks that the whole object parses.
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
@@ -73,7 +74,9 @@ enum Found<'de> {
     Buffered(usize),
 }
 
-/// Visits the JSON object, keeping the first `url` member.
+/// Visits the JSON object, keeping its `url` member (the last one when
+/// there are several, as jq, Python's json and serde_json's `Value` read
+/// it).
 struct UrlOfObject<'b> {
     buf: &'b mut Vec<u8>,
 }
@@ -88,7 +91,7 @@ impl<'de> Visitor<'de> for UrlOfObject<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut found = None;
         while let Some(is_url) = map.next_key_seed(IsUrl)? {
-            if is_url && found.is_none() {
+            if is_url {
                 found = Some(map.next_value_seed(UrlString {
                     buf: &mut *self.buf,
                 })?);
@@ -172,8 +175,10 @@ mod tests {
         // Escapes are unescaped: `\/`, `\u0026`, a surrogate pair.
         let line = r#"a 1 {"mime":"x","url":"http:\/\/a\/?q=1\u0026r=\ud83d\ude00"}"#;
         assert_eq!(get(line).unwrap().1, "http://a/?q=1&r=\u{1F600}");
-        // The first `url` wins; other members may be any JSON.
-        let line = r#"a 1 {"n":[1,{"url":"x"}],"url":"http://b/","url":"http://c/"}"#;
+        // The last `url` wins, as in jq; other members may be any JSON.
+        let line = r#"a 1 {"n":[1,{"url":"x"}],"url":"http:\/\/b/","url":"http://c/"}"#;
+        assert_eq!(get(line).unwrap().1, "http://c/");
+        let line = r#"a 1 {"url":"http://c/","url":"http:\/\/b/"}"#;
         assert_eq!(get(line).unwrap().1, "http://b/");
     }
 
