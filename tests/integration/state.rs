@@ -93,8 +93,9 @@ fn without_counts(out: &[u8]) -> String {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        // Each case makes a store and commits to it: at most 256 cases.
-        cases: common::proptest_cases(64).min(256),
+        // Each case makes a store and syncs its commits: at most 64 cases,
+        // however many PROPTEST_CASES asks for.
+        cases: common::proptest_cases(64).min(64),
         ..ProptestConfig::default()
     })]
 
@@ -174,8 +175,8 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        // Each case starts the binary several times: at most 32 cases.
-        cases: common::proptest_cases(12).min(32),
+        // Each case starts the binary several times: at most 12 cases.
+        cases: common::proptest_cases(12).min(12),
         ..ProptestConfig::default()
     })]
 
