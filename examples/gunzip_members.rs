@@ -15,15 +15,24 @@ use std::time::Instant;
 use urikey::engine::gzip::MemberReader;
 use urikey::engine::SharedBytes;
 
+/// Reads `r` to its end into a ring of 32 chunks of 768 KiB, as the
+/// engine's reader fills the chunks of the batches in flight (so the
+/// output goes to memory, not to one buffer that stays in cache).
 fn drain(mut r: impl Read) -> std::io::Result<u64> {
-    let mut buf = vec![0u8; 1 << 20];
+    const CHUNK: usize = 768 << 10;
+    let mut ring: Vec<Vec<u8>> = (0..32).map(|_| vec![0u8; CHUNK]).collect();
     let mut total = 0u64;
+    let (mut k, mut at) = (0usize, 0usize);
     loop {
-        let n = r.read(&mut buf)?;
+        let n = r.read(&mut ring[k][at..])?;
         if n == 0 {
             return Ok(total);
         }
         total += n as u64;
+        at += n;
+        if at == CHUNK {
+            (k, at) = ((k + 1) % ring.len(), 0);
+        }
     }
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -93,6 +94,37 @@ def run_cli(cli: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(cli), *args], capture_output=True, text=True, check=False)
 
 
+def rfc3986_equivalent(got: str, want: str) -> bool:
+    """True when urikey's `got` is rfc3986's `want` up to two things the
+    package does besides §5.2: it uppercases percent-encodings while
+    resolving (a §6.2.2.1 normalization), and a reference that climbs above
+    the root of a one-segment base path (`../` or `../../` against
+    `http://a/b`) leaves it an empty path where §5.2.4 gives `/` (as the
+    RFC's own §5.4.1 `../../` against `http://a/b/c/d;p?q` is `http://a/`)."""
+    if got == want:
+        return True
+    upper = re.compile(r"%[0-9a-fA-F]{2}")
+    got, want = (upper.sub(lambda m: m.group(0).upper(), u) for u in (got, want))
+    if got == want:
+        return True
+    g, w = rfc3986.uri_reference(got), rfc3986.uri_reference(want)
+    return (
+        w.authority is not None
+        and not w.path
+        and g.path == "/"
+        and (g.scheme, g.authority, g.query, g.fragment)
+        == (w.scheme, w.authority, w.query, w.fragment)
+    )
+
+
+def test_rfc3986_deviations_are_the_packages() -> None:
+    base = rfc3986.uri_reference("http://a/b")
+    climbed = rfc3986.uri_reference("../../").resolve_with(base, strict=True).unsplit()
+    assert climbed == "http://a"  # §5.2.4: merge gives "/../../", which becomes "/"
+    assert rfc3986_equivalent("http://a/", climbed)
+    assert not rfc3986_equivalent("http://a/x", "http://a/y")
+
+
 def test_wat_outlinks_resolve_as_rfc3986_says(cli: Path) -> None:
     wat = FORMATS / "sample.wat.gz"
     want, invalid = expected_links(wat)
@@ -113,9 +145,11 @@ def test_wat_outlinks_resolve_as_rfc3986_says(cli: Path) -> None:
     )
     assert got.returncode == 0, got.stderr
     lines = got.stdout.splitlines()
-    mismatches = [(g, w) for g, w in zip(lines, want, strict=False) if g != w]
-    assert not mismatches[:10]
     assert len(lines) == len(want)
+    mismatches = [(g, w) for g, w in zip(lines, want, strict=True) if not rfc3986_equivalent(g, w)]
+    assert not mismatches[:10]
+    exact = sum(1 for g, w in zip(lines, want, strict=True) if g == w)
+    assert exact > 0.9 * len(want)
     # Every reference rfc3986 rejects, urikey reports.
     report = run_cli(
         cli, "normalize", "--format", "wat", "--profile", "none", "--on-invalid", "skip", str(wat)
@@ -129,7 +163,9 @@ def test_wat_emit_original_is_page_tab_link(cli: Path) -> None:
     assert got.returncode == 0, got.stderr
     want, _ = expected_links(wat)
     firsts = list(dict.fromkeys(want))
-    assert [line.split("\t")[1] for line in got.stdout.splitlines()] == firsts
+    links = [line.split("\t")[1] for line in got.stdout.splitlines()]
+    assert len(links) == len(firsts)
+    assert all(rfc3986_equivalent(g, w) for g, w in zip(links, firsts, strict=True))
 
 
 def test_parquet_and_cdxj_give_the_urls_pyarrow_and_json_read(cli: Path) -> None:

@@ -7,7 +7,8 @@
 //!
 //! Row groups are decoded on `threads` threads at once and handed over in
 //! file order; at most `threads + 1` row groups' values are in memory at a
-//! time, whatever the file's size. A row's number is its 1-based index in
+//! time, whatever the file's size, and the mapped pages of the row groups
+//! handed over are released as the engine's line inputs release theirs. A row's number is its 1-based index in
 //! the file; its byte offset, that of its row group's column chunk.
 
 use std::collections::BTreeMap;
@@ -58,6 +59,8 @@ pub fn for_each_value(
         byte,
         message,
     };
+    // Kept to release the pages of row groups handed over.
+    let map = bytes.clone();
     let data = bytes::Bytes::from_owner(bytes);
     let reader = SerializedFileReader::new(data).map_err(|e| fault(0, 0, e.to_string()))?;
     let meta = reader.metadata();
@@ -188,6 +191,11 @@ pub fn for_each_value(
                 if !emit(&group, each) {
                     return Ok(());
                 }
+                // The file's pages up to this row group's column chunk
+                // leave the resident set (row groups are in file order).
+                let (start, len) = meta.row_group(g).column(index).byte_range();
+                let end = usize::try_from(start.saturating_add(len)).unwrap_or(usize::MAX);
+                map.release(usize::try_from(start).unwrap_or(0)..end);
                 let _ = token_tx.send(());
             }
             Ok(())

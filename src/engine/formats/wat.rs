@@ -24,7 +24,7 @@ use std::io::Read;
 use serde_json::Value;
 
 use super::warc::{Head, ReadError, WarcReader};
-use super::{breaks_line, Item, RecordPos};
+use super::{breaks_line, Item};
 use crate::engine::Problem;
 use crate::uri::key::KeyErrorKind;
 use crate::uri::resolve::Resolver;
@@ -101,8 +101,7 @@ impl<R: Read> WatLinks<R> {
         let page = head.target.as_deref().unwrap_or_default();
         let json: Value = match serde_json::from_slice(body) {
             Ok(v) => v,
-            Err(e) => {
-                let _ = e;
+            Err(_) => {
                 each(Item::Fault {
                     text: if page.is_empty() {
                         &head.record_id
@@ -225,13 +224,6 @@ fn has_scheme(s: &str) -> bool {
         && b[1..colon]
             .iter()
             .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
-}
-
-/// The position of the links of a record, for tests and fuzzing.
-pub fn record_pos(item: &Item<'_>) -> RecordPos {
-    match item {
-        Item::Url { pos, .. } | Item::Fault { pos, .. } => *pos,
-    }
 }
 
 #[cfg(test)]
