@@ -169,3 +169,40 @@ pub fn stdout_of(cmd: &mut assert_cmd::Command) -> String {
     );
     String::from_utf8(out.stdout).expect("utf-8 output")
 }
+
+/// `bytes` gzip-compressed.
+#[cfg(feature = "engine")]
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut enc, bytes).expect("in-memory write");
+    enc.finish().expect("in-memory write")
+}
+
+#[cfg(feature = "engine")]
+/// Runs the engine on `input` (streamed or in memory) and returns the
+/// output, or the error.
+pub fn run_engine(
+    config: &urikey::engine::Config,
+    input: &[u8],
+    stream: bool,
+) -> Result<(Vec<u8>, urikey::engine::Stats), urikey::engine::Error> {
+    let source = if stream {
+        urikey::engine::Input::Reader {
+            name: "r".into(),
+            reader: Box::new(std::io::Cursor::new(input.to_vec())),
+        }
+    } else {
+        urikey::engine::Input::Bytes {
+            name: "b".into(),
+            bytes: std::sync::Arc::from(input),
+        }
+    };
+    let mut got = Vec::new();
+    let stats = urikey::engine::run(
+        config,
+        vec![source],
+        &mut got,
+        &mut |_: &urikey::engine::InvalidLine<'_>| {},
+    )?;
+    Ok((got, stats))
+}

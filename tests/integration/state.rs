@@ -7,16 +7,14 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use proptest::prelude::*;
 
-use super::common::{self, urikey};
+use super::common::{self, gzip, stdout_of, urikey};
 use tempfile::TempDir;
 use urikey::engine::store::{verify, Access, SeenStore, PAUSE_ENV};
-use urikey::engine::{self, Config, Emit, Input, InvalidLine, Select};
+use urikey::engine::{self, Config, Emit, Select};
 use urikey::uri::key::{fingerprint, KeyConfig, Keyer};
 
 fn bin() -> &'static str {
@@ -24,23 +22,7 @@ fn bin() -> &'static str {
 }
 
 fn run_engine(config: &Config, input: &[u8], stream: bool) -> (Vec<u8>, engine::Stats) {
-    let source = if stream {
-        Input::Reader {
-            name: "r".into(),
-            reader: Box::new(std::io::Cursor::new(input.to_vec())),
-        }
-    } else {
-        Input::Bytes {
-            name: "b".into(),
-            bytes: Arc::from(input),
-        }
-    };
-    let mut got = Vec::new();
-    let stats = engine::run(config, vec![source], &mut got, &mut |_: &InvalidLine<
-        '_,
-    >| {})
-    .expect("the run succeeds");
-    (got, stats)
+    common::run_engine(config, input, stream).expect("the run succeeds")
 }
 
 /// Lines with many distinct keys, repeats far apart, other spellings of
@@ -225,22 +207,6 @@ proptest! {
 
 fn state_dir(dir: &TempDir) -> PathBuf {
     dir.path().join("state")
-}
-
-fn stdout_of(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("the binary runs");
-    assert!(
-        out.status.success(),
-        "failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8 output")
-}
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    enc.write_all(bytes).expect("in-memory write");
-    enc.finish().expect("in-memory write")
 }
 
 /// Every option of `dedup` with `--state`: compressed input, stdin, CSV
