@@ -113,3 +113,21 @@ def test_ci_tests_the_installed_wheel() -> None:
     if os.environ.get("CI"):
         assert "site-packages" in where.parts, where
         assert Path(__file__).resolve().parents[1] / "urikey" not in where.parents
+
+
+def test_submodules_import_on_first_use() -> None:
+    # Issue 33, item 4: `import urikey` then `urikey.compat.w3lib...` (as the
+    # README shows it), in a fresh interpreter; Scrapy and PySpark stay
+    # unimported until their modules are used.
+    code = (
+        "import sys, urikey\n"
+        "assert 'pyspark' not in sys.modules and 'scrapy' not in sys.modules\n"
+        "assert urikey.compat.w3lib.canonicalize_url('http://a.com/?b=1&a=2') == "
+        "'http://a.com/?a=2&b=1'\n"
+        "assert urikey.compat.surt.surt('http://www.a.com/') == 'com,a)/'\n"
+        "assert callable(urikey.spark.dedup) and urikey.scrapy.RequestFingerprinter\n"
+        "assert {'compat', 'scrapy', 'spark'} <= set(dir(urikey))\n"
+        "try:\n    urikey.nope\nexcept AttributeError:\n    pass\nelse:\n    raise SystemExit(1)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, cwd="/")
+    assert done.returncode == 0, done.stderr.decode()

@@ -110,7 +110,7 @@ def test_dedup_file_options(cli: Path, tmp_path: Path) -> None:
     assert stats["threads"] == 1
     with pytest.raises(ValueError, match="emit"):
         urikey.dedup_file(tsv, out, emit="both")  # type: ignore[arg-type]
-    with pytest.raises(FileNotFoundError, match="missing.txt"):
+    with pytest.raises(FileNotFoundError, match=r"missing\.txt"):
         urikey.dedup_file(tmp_path / "missing.txt", tmp_path / "never.txt")
     assert not (tmp_path / "never.txt").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.tsv", "out.tsv"]
