@@ -17,7 +17,9 @@ use crate::seen;
 /// fingerprints and collision bound), answering batch by batch in feed
 /// order. A dedup call: it takes absolute URLs, as `urikey dedup` does, so
 /// a relative reference is invalid unless `base` or `allow_relative` says
-/// otherwise, and an empty string is a blank line.
+/// otherwise, and an empty string is a blank line. It lives in memory and
+/// dies with the process: for a set larger than memory, or one that must
+/// outlive the run, use `SeenStore`.
 ///
 /// Args:
 ///     profile, enable, disable, lenient, compat: the keying options of

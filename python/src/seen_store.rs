@@ -27,7 +27,39 @@ struct Open {
     added: u64,
 }
 
-/// A seen-store on disk, fed batch after batch.
+/// A seen-store on disk (`urikey dedup --state`'s), fed batch after batch:
+/// which URLs are new to everything committed before, across processes and
+/// restarts, for more keys than memory holds.
+///
+/// Keys added since the last `commit()` are not durable: a crash or
+/// `close()` drops them. Calls are taken one at a time, so a store may be
+/// shared between threads. One writer per store at a time (a second one
+/// gets OSError naming the holder); `readonly=True` takes no lock and may
+/// run beside the writer. A dedup call: a relative reference is an invalid
+/// line, as in `urikey dedup`.
+///
+/// Args:
+///     path (str | os.PathLike): the store's directory.
+///     profile, enable, disable, lenient, compat: the keying options of
+///         `Canonicalizer`; a store refuses keys of other options.
+///     create (bool): make the store when `path` is missing or empty.
+///     readonly (bool): look up only (`contains`, `add` without adding).
+///     memory_limit (int | str | None): most memory for the keys added
+///         since the last commit, in bytes or as a size such as "2G".
+///
+/// Raises:
+///     ValueError: an unknown option, or a store made with other options
+///         (the message names both).
+///     OSError: the directory is not a store, is damaged, or is locked by
+///         another writer.
+///
+/// Example:
+///     >>> with urikey.SeenStore("seen", "crawl") as s:
+///     ...     print(s.add(["http://a.com/x", "HTTP://A.com:80/x", "/rel"]))
+///     [True, False, False]
+///     >>> with urikey.SeenStore("seen", "crawl") as s:  # committed on exit
+///     ...     print(s.add(["http://a.com/x", "http://b.com/"]))
+///     [False, True]
 #[pyclass(frozen, module = "urikey", name = "SeenStore")]
 #[derive(Debug)]
 pub struct PySeenStore {
@@ -153,10 +185,28 @@ impl PySeenStore {
         )
     }
 
-    /// True at each line whose key neither the store nor an earlier line
-    /// (of this batch or of one added since the last commit) has; False
-    /// for the others, invalid lines and None. The new keys become part of
-    /// the store at the next `commit()`.
+    /// Adds a batch of URLs and says which are new.
+    ///
+    /// Args:
+    ///     urls (list[str | None] | Arrow array): the batch, in order.
+    ///
+    /// Returns:
+    ///     list[bool] (an Arrow boolean array for Arrow input): True at each
+    ///     line whose key neither the store nor an earlier line (of this
+    ///     batch or one added since the last commit) has; False for the
+    ///     others, invalid lines and None. The new keys become part of the
+    ///     store at the next `commit()`.
+    ///
+    /// Raises:
+    ///     TypeError: `urls` is not a list of str or an Arrow array.
+    ///     ValueError: the store is closed.
+    ///     MemoryError: the keys added since the last commit would pass
+    ///         `memory_limit` (commit, then add again).
+    ///
+    /// Example:
+    ///     >>> s = urikey.SeenStore("seen", "crawl")
+    ///     >>> s.add(["http://a.com/x", "HTTP://A.com:80/x", None])
+    ///     [True, False, False]
     fn add<'py>(&self, py: Python<'py>, urls: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
@@ -197,8 +247,26 @@ impl PySeenStore {
         batch.bools(py, &mask)
     }
 
-    /// True at each line whose key the store holds, or that was added
-    /// since the last commit; nothing is added.
+    /// Which URLs were seen before; nothing is added.
+    ///
+    /// Args:
+    ///     urls (list[str | None] | Arrow array): the batch.
+    ///
+    /// Returns:
+    ///     list[bool] (an Arrow boolean array for Arrow input): True at each
+    ///     line whose key the store holds or that was added since the last
+    ///     commit.
+    ///
+    /// Raises:
+    ///     TypeError: `urls` is not a list of str or an Arrow array.
+    ///     ValueError: the store is closed.
+    ///
+    /// Example:
+    ///     >>> s = urikey.SeenStore("seen", "crawl")
+    ///     >>> s.add(["http://a.com/x"])
+    ///     [True]
+    ///     >>> s.contains(["HTTP://a.com/x", "http://c.com/"])
+    ///     [True, False]
     fn contains<'py>(
         &self,
         py: Python<'py>,
@@ -224,8 +292,23 @@ impl PySeenStore {
         batch.bools(py, &mask)
     }
 
-    /// Makes the keys added since the last commit durable (see
-    /// docs/seen-store.md: atomic, synced); returns how many were added.
+    /// Makes the keys added since the last commit durable: atomic and
+    /// synced to disk when it returns (docs/seen-store.md).
+    ///
+    /// Returns:
+    ///     int: how many keys the commit added.
+    ///
+    /// Raises:
+    ///     ValueError: the store is closed or read-only.
+    ///     OSError: the commit could not be written (the store stays at its
+    ///         last commit).
+    ///
+    /// Example:
+    ///     >>> s = urikey.SeenStore("seen", "crawl")
+    ///     >>> s.add(["http://a.com/x", "http://b.com/"])
+    ///     [True, True]
+    ///     >>> s.commit()
+    ///     2
     fn commit(&self, py: Python<'_>) -> PyResult<u64> {
         let fresh = self.new_pending();
         self.with(py, move |o| {
@@ -251,8 +334,20 @@ impl PySeenStore {
         })
     }
 
-    /// Releases the store (and its writer lock); keys added since the last
-    /// commit are dropped.
+    /// Releases the store and its writer lock; keys added since the last
+    /// commit are dropped. Closing twice is allowed.
+    ///
+    /// Returns:
+    ///     None.
+    ///
+    /// Raises:
+    ///     RuntimeError: an internal lock was poisoned (never expected).
+    ///
+    /// Example:
+    ///     >>> s = urikey.SeenStore("seen", "crawl")
+    ///     >>> s.close()
+    ///     >>> len(urikey.SeenStore("seen", "crawl", readonly=True))
+    ///     0
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let open = &self.open;
         py.allow_threads(|| {
