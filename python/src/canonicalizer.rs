@@ -129,6 +129,16 @@ fn canonicalize_list<'py>(
     Ok(PyList::new(py, out)?.into_any())
 }
 
+impl PyCanonicalizer {
+    /// This canonicalizer's keying under the dedup calls' rule for relative
+    /// references (`base` / `allow_relative`, as `urikey dedup` takes them).
+    fn dedup_keying(&self, base: Option<&str>, allow_relative: bool) -> PyResult<Keying> {
+        Ok(self
+            .keying
+            .with_relative(options::relative(base, allow_relative)?))
+    }
+}
+
 #[pymethods]
 impl PyCanonicalizer {
     #[new]
@@ -364,9 +374,7 @@ impl PyCanonicalizer {
         base: Option<&str>,
         allow_relative: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let k = self
-            .keying
-            .with_relative(options::relative(base, allow_relative)?);
+        let k = self.dedup_keying(base, allow_relative)?;
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
         let mask = py.allow_threads(|| seen::first_of_each_key(&k, lines));
@@ -384,9 +392,7 @@ impl PyCanonicalizer {
         base: Option<&str>,
         allow_relative: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let k = self
-            .keying
-            .with_relative(options::relative(base, allow_relative)?);
+        let k = self.dedup_keying(base, allow_relative)?;
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
         let fps = py.allow_threads(|| {

@@ -12,7 +12,7 @@ use urikey::engine::{memory, SeenSet};
 use urikey::uri::key::Relative;
 
 use crate::batch::Batch;
-use crate::keys;
+use crate::keys::{self, Line};
 use crate::options::{self, Keying};
 
 /// An open store and what was added since its last commit.
@@ -108,6 +108,15 @@ impl PySeenStore {
     fn new_pending(&self) -> SeenSet {
         SeenSet::new(self.keying.keyer.clone()).with_memory_limit(self.limit)
     }
+}
+
+/// The fingerprint of every valid line of a batch, with its place.
+fn valid_fingerprints(keying: &Keying, lines: &[Line<'_>]) -> Vec<(usize, u128)> {
+    keys::fingerprints(keying, lines)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
+        .collect()
 }
 
 /// Which of `fps` (with their places) the store holds.
@@ -212,12 +221,7 @@ impl PySeenStore {
         let lines = batch.lines();
         let keying = &self.keying;
         let mask = self.with(py, |o| {
-            let fps = keys::fingerprints(keying, lines);
-            let valid: Vec<(usize, u128)> = fps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
-                .collect();
+            let valid = valid_fingerprints(keying, lines);
             let only: Vec<u128> = valid.iter().map(|v| v.1).collect();
             let first = o
                 .pending
@@ -276,12 +280,7 @@ impl PySeenStore {
         let lines = batch.lines();
         let keying = &self.keying;
         let mask = self.with(py, |o| {
-            let fps = keys::fingerprints(keying, lines);
-            let valid: Vec<(usize, u128)> = fps
-                .iter()
-                .enumerate()
-                .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
-                .collect();
+            let valid = valid_fingerprints(keying, lines);
             let known = in_store(&o.store, &valid)?;
             let mut mask = vec![false; lines.len()];
             for ((i, fp), k) in valid.iter().zip(known) {
