@@ -328,12 +328,18 @@ impl MmapChoice {
 /// Opens `input`; raw bytes consumed are added to `raw_read` as they are
 /// read (for progress), except for slices, whose chunks are counted by the
 /// caller. Regular files (and stdin when it is one) are mapped only under
-/// [`MmapChoice::auto`].
+/// [`MmapChoice::auto`]. A multi-member gzip input decompresses on
+/// `threads` threads (0: one per core).
 ///
 /// # Errors
 /// [`Error::Open`] when the input cannot be opened, [`Error::Read`] when its
 /// first bytes cannot be read.
-pub fn open(input: Input, mmap: MmapChoice, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
+pub fn open(
+    input: Input,
+    mmap: MmapChoice,
+    threads: usize,
+    raw_read: &Arc<AtomicU64>,
+) -> Result<Source, Error> {
     let name = input.name();
     let open_err = |source| Error::Open {
         path: name.clone(),
@@ -358,6 +364,7 @@ pub fn open(input: Input, mmap: MmapChoice, raw_read: &Arc<AtomicU64>) -> Result
                 if let Ok(map) = unsafe { map_file(&file) } {
                     return Ok(slice_source(
                         SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
+                        threads,
                         raw_read,
                     ));
                 }
@@ -368,12 +375,17 @@ pub fn open(input: Input, mmap: MmapChoice, raw_read: &Arc<AtomicU64>) -> Result
             if let Some(map) = mmap.0.then(map_stdin).flatten() {
                 return Ok(slice_source(
                     SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
+                    threads,
                     raw_read,
                 ));
             }
             stream_source(&name, Box::new(CountingReader::new(io::stdin(), raw_read)))
         }
-        Input::Bytes { bytes, .. } => Ok(slice_source(SharedBytes::from_memory(bytes), raw_read)),
+        Input::Bytes { bytes, .. } => Ok(slice_source(
+            SharedBytes::from_memory(bytes),
+            threads,
+            raw_read,
+        )),
         Input::Reader { reader, .. } => {
             stream_source(&name, Box::new(CountingReader::new(reader, raw_read)))
         }
@@ -423,13 +435,13 @@ unsafe fn map_file(file: &File) -> io::Result<memmap2::Mmap> {
 
 /// A slice source, or a decompressing stream over it when its magic bytes
 /// say it is compressed.
-fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
+fn slice_source(bytes: SharedBytes, threads: usize, raw_read: &Arc<AtomicU64>) -> Source {
     let compression = sniff(bytes.as_slice());
     match compression {
         None => Source::Slice(bytes),
-        // Members decompressed on all cores (see `gzip.rs`).
+        // Members decompressed on the run's threads (see `gzip.rs`).
         Some("gzip") => {
-            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+            let threads = gzip_threads(threads);
             Source::Stream {
                 reader: Box::new(super::gzip::MemberReader::new(bytes, threads, raw_read)),
                 compression,
@@ -442,6 +454,15 @@ fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
                 compression,
             }
         }
+    }
+}
+
+/// The gzip workers for a run on `threads` threads (0: one per core).
+fn gzip_threads(threads: usize) -> usize {
+    if threads == 0 {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        threads
     }
 }
 

@@ -202,13 +202,14 @@ pub fn for_each_line<E: From<Error>>(
     let raw_read = Arc::new(AtomicU64::new(0));
     for input in inputs {
         let name = input.name();
-        let (reader, compression): (Box<dyn Read>, _) = match input::open(input, mmap, &raw_read)? {
-            Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
-            Source::Stream {
-                reader,
-                compression,
-            } => (Box::new(reader), compression),
-        };
+        let (reader, compression): (Box<dyn Read>, _) =
+            match input::open(input, mmap, 0, &raw_read)? {
+                Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
+                Source::Stream {
+                    reader,
+                    compression,
+                } => (Box::new(reader), compression),
+            };
         lines_of(&name, reader, compression, max_line_bytes, &mut each)?;
     }
     Ok(())

@@ -367,3 +367,56 @@ fn formats_whirlwind_warc_wat_wet() {
             .stdout(page);
     }
 }
+
+/// The names of the threads of process `pid` that start with `prefix`.
+#[cfg(target_os = "linux")]
+fn threads_named(pid: u32, prefix: &str) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with(prefix))
+        .count()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn formats_gzip_workers_follow_threads() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = TempDir::new().unwrap();
+    let parts: Vec<Vec<u8>> = (0..200)
+        .map(|m| {
+            (0..3000)
+                .map(|i| format!("http://h{m}.example/{i}\n"))
+                .collect::<String>()
+                .into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let gz = write(&dir, "members.gz", &gzip_members(&refs));
+    for threads in [1, 2, 3] {
+        // Nobody reads the output: the run stops once the pipe is full,
+        // with its gzip workers started and waiting.
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("urikey"))
+            .args(["dedup", "-q", "--threads", &threads.to_string()])
+            .arg(&gz)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let started = Instant::now();
+        while threads_named(pid, "urikey-gunzip") == 0
+            && started.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let seen = threads_named(pid, "urikey-gunzip");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(seen, threads, "--threads {threads}");
+    }
+}

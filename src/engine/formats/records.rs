@@ -39,7 +39,8 @@ pub struct Opened {
 
 /// Opens `input` and finds its format: `field` means plain lines with a
 /// column; else `format.format`, or the format [`detect`] finds in its
-/// first bytes.
+/// first bytes. A multi-member gzip input decompresses on `threads`
+/// threads (0: one per core).
 ///
 /// # Errors
 /// [`Error::Open`]/[`Error::Read`] when the input cannot be read; [`Error::Format`]
@@ -49,10 +50,11 @@ pub fn open(
     format: &InputFormat,
     field: Option<Field>,
     mmap: MmapChoice,
+    threads: usize,
     raw_read: &Arc<AtomicU64>,
 ) -> Result<Opened, Error> {
     let name = input.name();
-    let mut source = input::open(input, mmap, raw_read)?;
+    let mut source = input::open(input, mmap, threads, raw_read)?;
     if let Some(f) = field {
         return Ok(Opened {
             name,
@@ -391,7 +393,7 @@ pub fn for_each_record<E: From<Error>>(
     let raw_read = Arc::new(AtomicU64::new(0));
     let mut buf = Vec::new();
     for input in inputs {
-        let opened = open(input, format, field, MmapChoice::never(), &raw_read)?;
+        let opened = open(input, format, field, MmapChoice::never(), 0, &raw_read)?;
         let name = opened.name;
         let extract = opened.extract;
         match opened.format {

@@ -31,14 +31,20 @@ pub(super) fn read_inputs(
     };
     for (index, input) in inputs.into_iter().enumerate() {
         let format = &config.format;
-        let opened =
-            match formats::records::open(input, format, config.field, config.mmap, raw_read) {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            };
+        let opened = match formats::records::open(
+            input,
+            format,
+            config.field,
+            config.mmap,
+            threads,
+            raw_read,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
         let name = opened.name;
         let extract = opened.extract;
         match (opened.format, opened.source) {
