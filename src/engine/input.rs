@@ -589,11 +589,11 @@ mod tests {
         let path = dir.path().join("urls.txt");
         std::fs::write(&path, b"http://a.example/\n").unwrap();
         let raw = Arc::new(AtomicU64::new(0));
-        let read = open(Input::Path(path.clone()), MmapChoice::default(), &raw).unwrap();
+        let read = open(Input::Path(path.clone()), MmapChoice::default(), 0, &raw).unwrap();
         assert!(matches!(read, Source::Stream { .. }));
         // SAFETY: nothing changes the test's own file while it is mapped.
         let auto = unsafe { MmapChoice::auto() };
-        let mapped = open(Input::Path(path), auto, &raw).unwrap();
+        let mapped = open(Input::Path(path), auto, 0, &raw).unwrap();
         assert!(matches!(mapped, Source::Slice(_)));
     }
 
