@@ -289,6 +289,8 @@ pub struct MemberReader {
     raw_read: Arc<AtomicU64>,
     /// Compressed bytes already counted in `raw_read`.
     counted: usize,
+    /// Output read ahead by [`head`](Self::head), to be read again first.
+    head: Vec<u8>,
 }
 
 impl MemberReader {
@@ -348,7 +350,20 @@ impl MemberReader {
             failed: None,
             raw_read: Arc::clone(raw_read),
             counted: 0,
+            head: Vec::new(),
         }
+    }
+
+    /// The first `n` bytes of the output (fewer if it is shorter), which
+    /// are read again afterwards.
+    ///
+    /// # Errors
+    /// A member's error, as [`Read`] gives it.
+    pub fn head(&mut self, n: usize) -> io::Result<Vec<u8>> {
+        let mut head = Vec::new();
+        self.by_ref().take(n as u64).read_to_end(&mut head)?;
+        self.head.clone_from(&head);
+        Ok(head)
     }
 
     fn len(&self) -> usize {
@@ -382,6 +397,9 @@ impl MemberReader {
 
     /// Hands a read-out buffer back to the workers.
     fn recycle(&mut self, buf: Vec<u8>) {
+        if buf.capacity() == 0 {
+            return;
+        }
         if let Ok(mut spare) = self.spare.lock() {
             if spare.len() <= self.window {
                 spare.push(buf);
@@ -506,8 +524,32 @@ fn member_error(at: usize, e: io::Error) -> io::Error {
     )
 }
 
+impl super::blocks::Blocks for MemberReader {
+    /// The output a decoded segment at a time, without a copy.
+    fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
+        if !self.head.is_empty() {
+            return Ok(Some(std::mem::take(&mut self.head)));
+        }
+        if self.read_pos >= self.current_len && !self.refill()? {
+            return Ok(None);
+        }
+        let mut block = std::mem::take(&mut self.current);
+        block.truncate(self.current_len);
+        block.drain(..self.read_pos);
+        self.current_len = 0;
+        self.read_pos = 0;
+        Ok(Some(block))
+    }
+}
+
 impl Read for MemberReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !self.head.is_empty() {
+            let n = self.head.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.head[..n]);
+            self.head.drain(..n);
+            return Ok(n);
+        }
         if self.read_pos >= self.current_len && !self.refill()? {
             return Ok(0);
         }

@@ -94,6 +94,7 @@ enum Backing {
     /// [`SharedBytes::release`]).
     Map(memmap2::Mmap, AtomicUsize),
     Memory(Arc<[u8]>),
+    Owned(Vec<u8>),
 }
 
 impl AsRef<[u8]> for SharedBytes {
@@ -108,11 +109,17 @@ impl SharedBytes {
         Self(Arc::new(Backing::Memory(bytes)))
     }
 
+    /// Bytes in memory, taken over without a copy.
+    pub fn from_vec(bytes: Vec<u8>) -> Self {
+        Self(Arc::new(Backing::Owned(bytes)))
+    }
+
     /// All the bytes.
     pub fn as_slice(&self) -> &[u8] {
         match &*self.0 {
             Backing::Map(map, _) => map,
             Backing::Memory(bytes) => bytes,
+            Backing::Owned(bytes) => bytes,
         }
     }
 
@@ -182,6 +189,7 @@ impl core::fmt::Debug for Source {
         f.write_str(match self {
             Source::Slice(_) => "Source::Slice",
             Source::Stream { .. } => "Source::Stream",
+            Source::Members(_) => "Source::Members",
         })
     }
 }
@@ -197,6 +205,23 @@ pub enum Source {
         /// `Some("gzip")`, `"zstd"`, `"xz"` or `"bzip2"` when decompressing.
         compression: Option<&'static str>,
     },
+    /// A mapped gzip file decoded member-parallel, read a decoded segment
+    /// at a time (or as a stream).
+    Members(Box<super::gzip::MemberReader>),
+}
+
+impl Source {
+    /// The content as a stream, and its compression.
+    pub fn into_reader(self) -> (Box<dyn Read + Send>, Option<&'static str>) {
+        match self {
+            Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
+            Source::Stream {
+                reader,
+                compression,
+            } => (reader, compression),
+            Source::Members(reader) => (reader, Some("gzip")),
+        }
+    }
 }
 
 /// Gzip member magic (RFC 1952).
@@ -440,13 +465,11 @@ fn slice_source(bytes: SharedBytes, threads: usize, raw_read: &Arc<AtomicU64>) -
     match compression {
         None => Source::Slice(bytes),
         // Members decompressed on the run's threads (see `gzip.rs`).
-        Some("gzip") => {
-            let threads = gzip_threads(threads);
-            Source::Stream {
-                reader: Box::new(super::gzip::MemberReader::new(bytes, threads, raw_read)),
-                compression,
-            }
-        }
+        Some("gzip") => Source::Members(Box::new(super::gzip::MemberReader::new(
+            bytes,
+            gzip_threads(threads),
+            raw_read,
+        ))),
         Some(kind) => {
             let reader = CountingReader::new(SharedReader { bytes, pos: 0 }, raw_read);
             Source::Stream {

@@ -84,6 +84,7 @@
 //! next to its fingerprint.
 
 mod batch;
+mod blocks;
 mod chunk;
 mod counted;
 mod direct;

@@ -87,6 +87,14 @@ pub fn open(
                     })?;
                 *reader = Box::new(Cursor::new(head.clone()).chain(taken));
             }
+            Source::Members(reader) => {
+                head = reader.head(DETECT_BYTES).map_err(|source| Error::Read {
+                    path: name.clone(),
+                    compression: Some("gzip"),
+                    offset: 0,
+                    source,
+                })?;
+            }
         }
     }
     let format_found = format.format.unwrap_or_else(|| detect(&head));
@@ -127,13 +135,7 @@ pub fn open(
 
 /// The content of `source` as a stream, and its compression.
 pub fn into_reader(source: Source) -> (Box<dyn Read + Send>, Option<&'static str>) {
-    match source {
-        Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
-        Source::Stream {
-            reader,
-            compression,
-        } => (reader, compression),
-    }
+    source.into_reader()
 }
 
 /// The content of `source` in memory (a Parquet file needs all of it).
@@ -143,7 +145,8 @@ pub fn into_reader(source: Source) -> (Box<dyn Read + Send>, Option<&'static str
 pub fn into_bytes(source: Source) -> io::Result<SharedBytes> {
     match source {
         Source::Slice(bytes) => Ok(bytes),
-        Source::Stream { mut reader, .. } => {
+        stream => {
+            let (mut reader, _) = stream.into_reader();
             let mut all = Vec::new();
             reader.read_to_end(&mut all)?;
             Ok(SharedBytes::from_memory(Arc::from(all)))
