@@ -525,8 +525,19 @@ fn member_error(at: usize, e: io::Error) -> io::Error {
 }
 
 impl super::blocks::Blocks for MemberReader {
-    /// The output a decoded segment at a time, without a copy.
     fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
+        MemberReader::next_block(self)
+    }
+}
+
+impl MemberReader {
+    /// The next part of the output (never empty), a decoded segment at a
+    /// time, without a copy; `None` at the end. Reading on with
+    /// [`Read`] after it is fine.
+    ///
+    /// # Errors
+    /// A member's error, once the output before it was handed out.
+    pub fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
         if !self.head.is_empty() {
             return Ok(Some(std::mem::take(&mut self.head)));
         }
