@@ -394,7 +394,11 @@ pub fn open(
                     ));
                 }
             }
-            stream_source(&name, Box::new(CountingReader::new(file, raw_read)))
+            stream_source(
+                &name,
+                Box::new(CountingReader::new(file, raw_read)),
+                threads,
+            )
         }
         Input::Stdin => {
             if let Some(map) = mmap.0.then(map_stdin).flatten() {
@@ -404,16 +408,22 @@ pub fn open(
                     raw_read,
                 ));
             }
-            stream_source(&name, Box::new(CountingReader::new(io::stdin(), raw_read)))
+            stream_source(
+                &name,
+                Box::new(CountingReader::new(io::stdin(), raw_read)),
+                threads,
+            )
         }
         Input::Bytes { bytes, .. } => Ok(slice_source(
             SharedBytes::from_memory(bytes),
             threads,
             raw_read,
         )),
-        Input::Reader { reader, .. } => {
-            stream_source(&name, Box::new(CountingReader::new(reader, raw_read)))
-        }
+        Input::Reader { reader, .. } => stream_source(
+            &name,
+            Box::new(CountingReader::new(reader, raw_read)),
+            threads,
+        ),
     }
 }
 
@@ -490,7 +500,13 @@ fn gzip_threads(threads: usize) -> usize {
 }
 
 /// A stream source: peeks at the first bytes to recognise compression.
-fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source, Error> {
+/// gzip is decoded member-parallel on `threads` threads (0: one per core)
+/// when there are more than one (`gzip_pipe.rs`).
+fn stream_source(
+    name: &str,
+    mut reader: Box<dyn Read + Send>,
+    threads: usize,
+) -> Result<Source, Error> {
     let mut prefix = Vec::with_capacity(SNIFF_BYTES as usize);
     read_prefix(&mut reader, &mut prefix).map_err(|source| Error::Read {
         path: name.to_owned(),
@@ -500,9 +516,14 @@ fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source,
     })?;
     let compression = sniff(&prefix);
     let whole: Box<dyn Read + Send> = Box::new(Cursor::new(prefix).chain(reader));
+    let threads = gzip_threads(threads);
     Ok(match compression {
         None => Source::Stream {
             reader: whole,
+            compression,
+        },
+        Some("gzip") if threads > 1 => Source::Stream {
+            reader: Box::new(super::gzip_pipe::PipeMembers::new(whole, threads)),
             compression,
         },
         Some(kind) => Source::Stream {

@@ -92,6 +92,7 @@ mod error;
 pub mod formats;
 pub(crate) mod fpset;
 pub mod gzip;
+mod gzip_pipe;
 mod input;
 pub mod lines;
 mod map_window;
