@@ -265,7 +265,7 @@ impl PyCanonicalizer {
         if batch.is_list() && lines.len() >= keys::PARALLEL_FROM {
             return canonicalize_list(py, &batch, k, mode);
         }
-        let keys = py.allow_threads(|| Keys::of(k, lines));
+        let keys = py.allow_threads(|| Keys::of(&k.keyer, lines));
         if mode == OnInvalid::Raise {
             if let Some((pos, e)) = keys.first_invalid() {
                 return Err(invalid_uri(py, &e, Some(pos)));
