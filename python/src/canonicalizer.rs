@@ -262,7 +262,7 @@ impl PyCanonicalizer {
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
         let k = &*self.keying;
-        if batch.is_list() && lines.len() >= keys::PARALLEL_FROM {
+        if batch.is_list() && lines.len() >= keys::STREAM_FROM {
             return canonicalize_list(py, &batch, k, mode);
         }
         let keys = py.allow_threads(|| Keys::of(&k.keyer, lines));

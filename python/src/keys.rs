@@ -10,10 +10,13 @@ use std::sync::mpsc;
 use pyo3::Python;
 use rayon::prelude::*;
 use urikey::engine::line_keys::{self, KeyRun, RUN};
-pub use urikey::engine::line_keys::{KeyRef, Keys, PARALLEL_FROM};
+pub use urikey::engine::line_keys::{KeyRef, Keys};
 use urikey::uri::key::{KeyError, KeyScratch};
 
 use crate::options::Keying;
+
+/// Lists at least this long are keyed by [`stream`], two runs or more.
+pub const STREAM_FROM: usize = 2 * RUN;
 
 /// One line, as a batch call sees it: `None` for a missing value.
 pub type Line<'a> = Option<&'a [u8]>;

@@ -7,11 +7,12 @@
 //! its URL is extracted from a field or a record, and its key is kept as an
 //! offset into the chunk; here every line comes on its own.
 //!
-//! Lines are cut into runs of [`RUN`] lines that rayon workers take one at a
-//! time; each run has its own scratch and output arena, so the workers share
-//! nothing. A batch under [`PARALLEL_FROM`] lines stays on the calling
-//! thread: handing work to the pool costs a few microseconds, as much as
-//! keying about a hundred URLs. The caller picks the pool (`install`).
+//! Lines are cut into runs (at most [`RUN`] lines, and four per thread for
+//! smaller batches) that rayon workers take one at a time; each run has its
+//! own scratch and output arena, so the workers share nothing. A batch
+//! under [`PARALLEL_FROM`] lines stays on the calling thread: handing work
+//! to the pool costs a few microseconds, as much as keying about a hundred
+//! URLs. The caller picks the pool (`install`).
 //!
 //! ```
 //! use urikey::engine::line_keys::{fingerprints, KeyRef, Keys};
@@ -37,7 +38,10 @@ use crate::uri::key::{Key, KeyError, KeyScratch, Keyer};
 pub const RUN: usize = 8192;
 
 /// Batches smaller than this are keyed on the calling thread.
-pub const PARALLEL_FROM: usize = 2 * RUN;
+pub const PARALLEL_FROM: usize = 4096;
+
+/// The shortest run handed to a worker.
+const MIN_RUN: usize = 1024;
 
 /// Applies `f` to runs of `lines` (in parallel when there are many) and
 /// returns the results in line order.
@@ -50,7 +54,10 @@ where
     if lines.len() < PARALLEL_FROM {
         return vec![f(lines)];
     }
-    lines.par_chunks(RUN).map(f).collect()
+    // Four runs per thread, so that a thread that finishes early takes
+    // another.
+    let run = (lines.len() / (4 * rayon::current_num_threads())).clamp(MIN_RUN, RUN);
+    lines.par_chunks(run).map(f).collect()
 }
 
 /// Applies `f` to every line (in parallel for long batches), each worker
@@ -212,7 +219,7 @@ mod tests {
     #[test]
     fn line_keys_keep_order_across_runs() {
         let keyer = KeyConfig::default().keyer();
-        for n in [0, 1, PARALLEL_FROM - 1, PARALLEL_FROM, 3 * RUN + 5] {
+        for n in [0, 1, PARALLEL_FROM - 1, PARALLEL_FROM, 10_000, 3 * RUN + 5] {
             let lines: Vec<Option<String>> = (0..n)
                 .map(|i| match i % 7 {
                     0 => None,
