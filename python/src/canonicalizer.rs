@@ -72,7 +72,7 @@ pub fn canonicalize_one<'py>(k: &Keying, url: &Bound<'py, PyAny>) -> PyResult<Bo
     let py = url.py();
     let input = text::utf8_of(url, "url")?;
     keys::with_scratch(
-        |scratch, out| match keys::key_into(k, &input, scratch, out) {
+        |scratch, out| match keys::key_into(&k.keyer, &input, scratch, out) {
             Ok(true) => Ok(url.clone()),
             Ok(false) => Ok(text::key_str(py, out).into_any()),
             Err(e) => Err(invalid_uri(py, &e, None)),

@@ -9,6 +9,7 @@ use std::sync::mpsc;
 
 use pyo3::Python;
 use rayon::prelude::*;
+pub use urikey::engine::line_keys::key_into;
 use urikey::engine::line_keys::{self, KeyRun, RUN};
 pub use urikey::engine::line_keys::{KeyRef, Keys};
 use urikey::uri::key::{KeyError, KeyScratch};
@@ -39,19 +40,6 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut KeyScratch, &mut Vec<u8>) -> R) -> R 
         // scratch keeps it correct anyway.
         Err(_) => f(&mut KeyScratch::default(), &mut Vec::new()),
     })
-}
-
-/// The key of `input` in the configured format: `Ok(true)` when it is
-/// `input` itself (nothing written), `Ok(false)` when it was appended to
-/// `out`.
-#[inline]
-pub fn key_into(
-    k: &Keying,
-    input: &[u8],
-    scratch: &mut KeyScratch,
-    out: &mut Vec<u8>,
-) -> Result<bool, KeyError> {
-    line_keys::key_into(&k.keyer, input, scratch, out)
 }
 
 /// The 128-bit fingerprint of the `uri` key of `input` (what `--key hash`
