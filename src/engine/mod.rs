@@ -94,6 +94,7 @@ pub(crate) mod fpset;
 pub mod gzip;
 mod gzip_pipe;
 mod input;
+pub mod line_keys;
 pub mod lines;
 mod map_window;
 pub mod memory;
