@@ -46,18 +46,19 @@ pub fn url(json: &[u8]) -> Option<(usize, usize)> {
     found
 }
 
-/// True when a byte of `w` is `"`, `\\`, below 0x20 or above 0x7f.
-fn has_special(w: u64) -> bool {
+/// True when every byte of `s` is in 0x20..0x80, eight at a time.
+fn printable_ascii(s: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A byte is zero in `x ^ c` where it equals `c`; `(x - ONES) & !x & HIGH`
-    // is non-zero exactly when a byte of `x` is zero (and, with `ONES *
-    // 0x20`, when a byte is below 0x20).
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-    let quote = zero(w ^ (ONES * u64::from(b'"')));
-    let backslash = zero(w ^ (ONES * u64::from(b'\\')));
-    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGH;
-    (quote | backslash | control | (w & HIGH)) != 0
+    let words = s.chunks_exact(8);
+    let rest = words.remainder();
+    // `w - 0x20` in each byte sets its high bit (or borrows from the next
+    // byte) exactly when a byte is below 0x20; `w` has it when a byte is
+    // 0x80 or above.
+    words
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+        .all(|w| (w.wrapping_sub(ONES * 0x20) | w) & HIGH == 0)
+        && rest.iter().all(|&c| (0x20..0x80).contains(&c))
 }
 
 /// A cursor over the bytes.
@@ -93,31 +94,18 @@ impl Scan<'_> {
     fn string(&mut self) -> Option<(usize, usize)> {
         self.byte(b'"')?;
         let start = self.i;
-        let mut j = start;
-        let mut wide = false;
-        // Eight bytes at a time while none is a quote, a backslash, a
-        // control character or non-ASCII.
-        while let Some(w) = self.b.get(j..j + 8) {
-            let w = u64::from_le_bytes(w.try_into().ok()?);
-            if has_special(w) {
-                break;
-            }
-            j += 8;
-        }
-        loop {
-            match *self.b.get(j)? {
-                b'"' => break,
-                b'\\' | 0..=0x1f => return None,
-                0x80.. => wide = true,
-                _ => {}
-            }
-            j += 1;
-        }
-        if wide && std::str::from_utf8(&self.b[start..j]).is_err() {
+        let end = start + memchr::memchr2(b'"', b'\\', &self.b[start..])?;
+        if self.b[end] != b'"' {
             return None;
         }
-        self.i = j + 1;
-        Some((start, j))
+        let content = &self.b[start..end];
+        if !printable_ascii(content)
+            && (content.iter().any(|&c| c < 0x20) || std::str::from_utf8(content).is_err())
+        {
+            return None;
+        }
+        self.i = end + 1;
+        Some((start, end))
     }
 
     /// A string, a number, `true`, `false` or `null`.
