@@ -10,7 +10,7 @@ use std::io;
 
 use super::chunk::{cut_slice, Chunk, ChunkData, Limits};
 use super::formats::Extract;
-use super::input::SharedBytes;
+use super::input::{Home, SharedBytes};
 use super::lines::BOM;
 
 /// A stream that hands over its content a block at a time.
@@ -20,11 +20,20 @@ pub trait Blocks {
     /// # Errors
     /// The stream's error; nothing comes after it.
     fn next_block(&mut self) -> io::Result<Option<Vec<u8>>>;
+
+    /// Where a block goes back to once no chunk holds it.
+    fn home(&self) -> Option<Home> {
+        None
+    }
 }
 
 impl<B: Blocks + ?Sized> Blocks for Box<B> {
     fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
         (**self).next_block()
+    }
+
+    fn home(&self) -> Option<Home> {
+        (**self).home()
     }
 }
 
@@ -100,14 +109,16 @@ impl<B: Blocks> BlockChunker<B> {
 
     /// Makes `bytes[from..]` (its first byte at input offset `offset`) the
     /// block being cut, up to its last newline; `whole`: all of it (the
-    /// end of the input, or a joined line).
+    /// end of the input, or a joined line), which is not a block of the
+    /// stream.
     fn set_block(&mut self, bytes: Vec<u8>, from: usize, offset: u64, whole: bool) {
         let lines_end = if whole {
             bytes.len()
         } else {
             memchr::memrchr(b'\n', &bytes[from..]).map_or(from, |i| from + i + 1)
         };
-        self.block = Some(SharedBytes::from_vec(bytes));
+        let home = if whole { None } else { self.blocks.home() };
+        self.block = Some(SharedBytes::from_vec_home(bytes, home));
         self.pos = from;
         self.lines_end = lines_end;
         self.base = offset;

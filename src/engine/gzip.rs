@@ -628,6 +628,14 @@ impl super::blocks::Blocks for MemberReader {
     fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
         MemberReader::next_block(self)
     }
+
+    /// The workers' spare buffers: a block handed out comes back to them.
+    fn home(&self) -> Option<super::input::Home> {
+        Some(super::input::Home {
+            pool: Arc::downgrade(&self.spare),
+            max: self.window + 1,
+        })
+    }
 }
 
 impl MemberReader {

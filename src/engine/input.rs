@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use super::error::Error;
 
@@ -94,7 +94,28 @@ enum Backing {
     /// [`SharedBytes::release`]).
     Map(memmap2::Mmap, AtomicUsize),
     Memory(Arc<[u8]>),
-    Owned(Vec<u8>),
+    Owned(Vec<u8>, Option<Home>),
+}
+
+/// Where a buffer goes back to once nothing holds it: a pool of spare
+/// buffers (while it exists) and the most it keeps.
+pub(crate) struct Home {
+    pub(crate) pool: Weak<Mutex<Vec<Vec<u8>>>>,
+    pub(crate) max: usize,
+}
+
+impl Drop for Backing {
+    fn drop(&mut self) {
+        if let Backing::Owned(bytes, Some(home)) = self {
+            if let Some(pool) = home.pool.upgrade() {
+                if let Ok(mut pool) = pool.lock() {
+                    if pool.len() < home.max {
+                        pool.push(std::mem::take(bytes));
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl AsRef<[u8]> for SharedBytes {
@@ -111,7 +132,13 @@ impl SharedBytes {
 
     /// Bytes in memory, taken over without a copy.
     pub fn from_vec(bytes: Vec<u8>) -> Self {
-        Self(Arc::new(Backing::Owned(bytes)))
+        Self(Arc::new(Backing::Owned(bytes, None)))
+    }
+
+    /// [`from_vec`](Self::from_vec), the buffer going back to `home` once
+    /// nothing holds it (so that it is not allocated and faulted in again).
+    pub(crate) fn from_vec_home(bytes: Vec<u8>, home: Option<Home>) -> Self {
+        Self(Arc::new(Backing::Owned(bytes, home)))
     }
 
     /// All the bytes.
@@ -119,7 +146,7 @@ impl SharedBytes {
         match &*self.0 {
             Backing::Map(map, _) => map,
             Backing::Memory(bytes) => bytes,
-            Backing::Owned(bytes) => bytes,
+            Backing::Owned(bytes, _) => bytes,
         }
     }
 
