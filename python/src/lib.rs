@@ -19,6 +19,7 @@ mod cli;
 mod dedup_file;
 mod deduplicator;
 mod errors;
+mod fingerprints;
 mod keys;
 mod options;
 mod seen;
