@@ -204,7 +204,7 @@ DEFAULT_COMMIT_SECONDS = 30.0
 STORE_DIR = "urikey-seen"
 # Names the fingerprinter whose fingerprints the store holds (JOBDIR/<this>).
 FINGERPRINTER_FILE = "urikey-seen.fingerprinter"
-OURS = "urikey.scrapy.RequestFingerprinter"
+_OURS = "urikey.scrapy.RequestFingerprinter"
 # The messages of Scrapy's RFPDupeFilter, word for word: log watchers match them.
 _LOG_EVERY = "Filtered duplicate request: %(request)s (referer: %(referer)s)"
 _LOG_FIRST = (
@@ -321,7 +321,7 @@ class DupeFilter:
 
     def _open_store(self, jobdir: Path) -> SeenStore:
         fingerprinter = type(self.fingerprinter)
-        name = OURS if self._ours else f"{fingerprinter.__module__}.{fingerprinter.__qualname__}"
+        name = _OURS if self._ours else f"{fingerprinter.__module__}.{fingerprinter.__qualname__}"
         kind = name if self._ours else f"{name} (hashed)"
         marker = jobdir / FINGERPRINTER_FILE
         jobdir.mkdir(parents=True, exist_ok=True)
