@@ -341,3 +341,34 @@ def test_a_crawl_in_memory_with_debug_logging(site: str, tmp_path: Path) -> None
     assert log.count("Filtered duplicate request") == stats["dupefilter/filtered"] > PAGES
     assert "no more duplicates will be shown" not in log
     assert not (tmp_path / "job").exists()
+
+
+KILLED = """
+import os, signal, sys
+from scrapy import Request
+from scrapy.dupefilters import RFPDupeFilter
+from urikey.scrapy import DupeFilter, RequestFingerprinter
+ours, rfp = sys.argv[1:3]
+a = DupeFilter(ours, commit_every=3, commit_seconds=3600)
+b = RFPDupeFilter(rfp, fingerprinter=RequestFingerprinter())
+for i in range(7):
+    a.request_seen(Request(f"http://example.com/{i}"))
+    b.request_seen(Request(f"http://example.com/{i}"))
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_killed_process_loses_what_it_did_not_commit(tmp_path: Path) -> None:
+    ours, rfp = tmp_path / "ours", tmp_path / "rfp"
+    rfp.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-c", KILLED, str(ours), str(rfp)], capture_output=True, check=False
+    )
+    assert run.returncode == -9, run.stderr
+    after = [Request(f"http://example.com/{i}") for i in range(7)]
+    # Two commits of three survive; the seventh is fetched again.
+    resumed = DupeFilter(ours)
+    assert [resumed.request_seen(r) for r in after] == [True] * 6 + [False]
+    # Scrapy's file is written through a buffer of a few KiB: all seven are lost.
+    df = RFPDupeFilter(str(rfp), fingerprinter=RequestFingerprinter())
+    assert [df.request_seen(r) for r in after] == [False] * 7

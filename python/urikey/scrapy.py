@@ -236,7 +236,7 @@ class DupeFilter:
       (on disk, memory-mapped; about 15 bytes a fingerprint), so a paused
       job resumes knowing every request it saw. Fingerprints are committed
       every ``URIKEY_DUPEFILTER_COMMIT_EVERY`` new ones (default 10 000) or,
-      at the next request, once ``URIKEY_DUPEFILTER_COMMIT_SECONDS`` passed
+      at the next new one, once ``URIKEY_DUPEFILTER_COMMIT_SECONDS`` passed
       (default 30), and on ``close()`` (the end of the crawl, or a pause
       with Ctrl-C). A process killed uncleanly (SIGKILL, power loss) loses
       the fingerprints since the last commit, and the resumed run crawls
@@ -267,7 +267,7 @@ class DupeFilter:
         fingerprinter: the request fingerprinter (the crawler's);
             ``RequestFingerprinter()`` when None.
         commit_every: commit after this many new fingerprints.
-        commit_seconds: commit at the first request this many seconds
+        commit_seconds: commit at the first new fingerprint this many seconds
             after the last commit.
 
     Raises:
