@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -285,8 +287,12 @@ def site() -> Iterator[str]:
         server.server_close()
 
 
-def crawl(base: str, tmp_path: Path, **settings: Any) -> tuple[list[str], dict[str, Any], str]:
-    """One crawl in a new process: what the site served, the crawl's stats and its log."""
+def crawl(
+    base: str, tmp_path: Path, interrupt_after: int | None = None, **settings: Any
+) -> tuple[list[str], dict[str, Any], str]:
+    """One crawl in a new process: what the site served, the crawl's stats and
+    its log. With `interrupt_after`, Ctrl-C (SIGINT) once the site served that
+    many requests: Scrapy's pause."""
     before = len(Site.served)
     stats_path = tmp_path / "stats.json"
     settings = {
@@ -297,15 +303,19 @@ def crawl(base: str, tmp_path: Path, **settings: Any) -> tuple[list[str], dict[s
         "LOG_LEVEL": "DEBUG",
         **settings,
     }
-    run = subprocess.run(
+    with subprocess.Popen(
         [sys.executable, str(CRAWL), base, json.dumps(settings), str(stats_path)],
-        capture_output=True,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    return Site.served[before:], json.loads(stats_path.read_text()), run.stderr
+    ) as run:
+        if interrupt_after is not None:
+            deadline = time.monotonic() + 30
+            while len(Site.served) - before < interrupt_after and time.monotonic() < deadline:
+                time.sleep(0.02)
+            run.send_signal(signal.SIGINT)
+        _, log = run.communicate(timeout=60)
+    assert run.returncode == 0, log
+    return Site.served[before:], json.loads(stats_path.read_text()), log
 
 
 def test_a_paused_crawl_resumes_without_fetching_again(site: str, tmp_path: Path) -> None:
@@ -331,6 +341,17 @@ def test_a_paused_crawl_resumes_without_fetching_again(site: str, tmp_path: Path
     )
     # Every page, the home page, and two bodies of the form.
     assert len(store) == PAGES + 3
+
+
+def test_a_crawl_paused_with_ctrl_c_resumes(site: str, tmp_path: Path) -> None:
+    job = str(tmp_path / "job")
+    first, stats, _ = crawl(site, tmp_path, interrupt_after=4, JOBDIR=job, DOWNLOAD_DELAY=0.1)
+    assert stats["finish_reason"] == "shutdown"
+    assert 4 <= len(first) < PAGES
+    second, stats, _ = crawl(site, tmp_path, JOBDIR=job)
+    assert stats["finish_reason"] == "finished"
+    assert not set(first) & (set(second) - {"GET /"})
+    assert {f"GET /p{i}" for i in range(PAGES)} <= set(first) | set(second)
 
 
 def test_a_crawl_in_memory_with_debug_logging(site: str, tmp_path: Path) -> None:
