@@ -118,6 +118,7 @@ impl<W: Write + Send> FingerprintWriter<W> {
 mod tests {
     use super::*;
     use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
 
     /// The rows of a written file, and its row groups' sizes.
     fn read(bytes: Vec<u8>) -> (Vec<(i64, i64)>, Vec<i64>) {

@@ -464,10 +464,13 @@ fn export(a: ExportArgs) -> anyhow::Result<Exit> {
                 let metadata = vec![
                     ("urikey.config".to_owned(), info.config),
                     ("urikey.identity".to_owned(), info.identity),
-                    ("urikey.key_version".to_owned(), info.key_version.to_string()),
+                    (
+                        "urikey.key_version".to_owned(),
+                        info.key_version.to_string(),
+                    ),
                 ];
-                let mut out = FingerprintWriter::new(w, metadata, ROW_GROUP_ROWS)
-                    .with_context(cannot)?;
+                let mut out =
+                    FingerprintWriter::new(w, metadata, ROW_GROUP_ROWS).with_context(cannot)?;
                 store.for_each(&name, |fp| out.push(fp))?;
                 out.finish()
                     .and_then(|mut w| w.flush())

@@ -418,6 +418,7 @@ fn state_commands_init_info_verify_compact_merge_export() {
 fn parquet_rows(path: &Path) -> (Vec<(i64, i64)>, Vec<(String, String)>) {
     use parquet::basic::Repetition;
     use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
 
     let file = std::fs::File::open(path).expect("opens");
     let reader = SerializedFileReader::new(file).expect("a Parquet file");
@@ -461,7 +462,9 @@ fn export_parquet_of_an_empty_store_and_to_stdout() {
         .assert()
         .success();
     assert_eq!(parquet_rows(&empty).0, []);
-    let lines: String = (0..3000).map(|i| format!("http://e.example/{i}\n")).collect();
+    let lines: String = (0..3000)
+        .map(|i| format!("http://e.example/{i}\n"))
+        .collect();
     urikey()
         .args(["dedup", "-q", "--state"])
         .arg(&s)
