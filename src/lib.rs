@@ -58,7 +58,7 @@
 //! (`engine/store/manifest.rs`), the writer lock (`engine/store/lock.rs`),
 //! the new keys waiting for a commit (`engine/store/pending.rs`), merging
 //! runs (`engine/store/compact.rs`), `engine/store/verify.rs`; the commands
-//! are in `cli/state.rs`.
+//! are in `cli/state.rs`, the Parquet export in `cli/export_parquet.rs`.
 //!
 //! **The key of a line** (`uri/key/`): `uri/key/config.rs` is the
 //! [`uri::key::KeyConfig`] a keyer is built from; `uri/key/mod.rs` tries

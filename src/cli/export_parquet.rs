@@ -127,7 +127,7 @@ mod tests {
             .metadata()
             .row_groups()
             .iter()
-            .map(|g| g.num_rows())
+            .map(parquet::file::metadata::RowGroupMetaData::num_rows)
             .collect();
         let rows = reader
             .get_row_iter(None)

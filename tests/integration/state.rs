@@ -413,9 +413,12 @@ fn state_commands_init_info_verify_compact_merge_export() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// The `(fp_hi, fp_lo)` rows of a `state export --format parquet` file and
-/// its key-value metadata, read with the parquet crate.
-fn parquet_rows(path: &Path) -> (Vec<(i64, i64)>, Vec<(String, String)>) {
+/// A Parquet export read back: its `(fp_hi, fp_lo)` rows and its key-value
+/// metadata.
+type Export = (Vec<(i64, i64)>, Vec<(String, String)>);
+
+/// A `state export --format parquet` file, read with the parquet crate.
+fn parquet_rows(path: &Path) -> Export {
     use parquet::basic::Repetition;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::RowAccessor;
