@@ -431,8 +431,8 @@ def new_since(
     options = _Options(profile, enable, disable, lenient, compat)
     known = _seen_halves(seen)
     first = _first_per_key(df, column, order_by, options, base, allow_relative)
-    # Deduplicated first: the window's shuffle and sort by fingerprint are the
-    # ones the join needs, so the rows are shuffled and sorted once and only
-    # `seen` is shuffled for the join (see docs/scale-out.md).
+    # Deduplicated first: duplicates within a map task go before the shuffle, and
+    # the window's shuffle and sort by fingerprint are the ones the join needs, so
+    # only `seen` is shuffled for the join (docs/scale-out.md compares the plans).
     fresh = first.join(known, [_HI, _LO], "left_anti")
     return fresh.select(*[_col(name) for name in df.columns])
