@@ -92,6 +92,7 @@ pub mod formats;
 pub(crate) mod fpset;
 pub mod gzip;
 mod input;
+pub mod line_keys;
 pub mod lines;
 mod map_window;
 pub mod memory;
