@@ -21,6 +21,7 @@ mod cli;
 mod dedup_file;
 mod deduplicator;
 mod errors;
+mod fingerprints;
 mod held_lines;
 mod keys;
 mod options;
