@@ -414,9 +414,9 @@ def test_new_since_plan_shuffles_the_rows_once(spark: SparkSession) -> None:
         plan = uks.new_since(df, "url", seen)._jdf.queryExecution().executedPlan().toString()
     finally:
         spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
-    # One exchange for the rows (the window's, which the join above it reuses), one for seen.
+    # One exchange for the rows (the join's, which the window above it reuses), one for seen.
     assert plan.count("Exchange hashpartitioning") == 2, plan
-    assert "LeftAnti" in plan and plan.index("SortMergeJoin") < plan.index("Window ["), plan
+    assert "LeftAnti" in plan and plan.index("Window [") < plan.index("SortMergeJoin"), plan
 
 
 def test_new_since_bad_seen(spark: SparkSession) -> None:

@@ -295,8 +295,7 @@ def dedup(
         [1, 3]
     """
     options = _Options(profile, enable, disable, lenient, compat)
-    first = _first_per_key(df, column, order_by, options, base, allow_relative)
-    return first.select(*[_col(name) for name in df.columns])
+    return _first_per_key(df, column, order_by, options, base, allow_relative)
 
 
 _HI, _LO = "__urikey_fp_hi", "__urikey_fp_lo"
@@ -309,11 +308,10 @@ def _first_per_key(
     options: _Options,
     base: str | None,
     allow_relative: bool,
+    known: DataFrame | None = None,
 ) -> DataFrame:
-    """``dedup``'s plan: the first valid row of every key, with ``df``'s columns
-    and the fingerprint's halves as ``_HI`` and ``_LO``, hash-partitioned and
-    sorted by them (what a join on them needs, so it shuffles only its other
-    side)."""
+    """``dedup``'s plan: the first valid row of every key, with ``df``'s columns;
+    with ``known`` (fingerprints as ``_HI``, ``_LO``), of every key it lacks."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
@@ -332,6 +330,10 @@ def _first_per_key(
     batches = _fp_batches(options, index, schema.names, base, allow_relative)
     keyed = df.mapInArrow(batches, schema).where(F.col(hi).isNotNull())
     keyed = keyed.withColumn(seq, F.monotonically_increasing_id())
+    if known is not None:
+        # Before the window: the join drops the rows of known keys, and its shuffle
+        # by fingerprint is the one the window needs (docs/scale-out.md).
+        keyed = keyed.join(known, [hi, lo], "left_anti")
     # One shuffle of the valid rows by fingerprint, then the first of each key. Measured
     # against min_by(struct(row)) per key (a sort aggregate on both sides of the shuffle)
     # and min(order) per key joined back (reads the input twice, shuffles every row): this
@@ -341,7 +343,7 @@ def _first_per_key(
         *[_col(name).asc_nulls_first() for name in orders], F.col(seq)
     )
     first = keyed.withColumn(rank, F.row_number().over(by_key)).where(F.col(rank) == 1)
-    return first.select(*[_col(name) for name in df.columns], F.col(hi), F.col(lo))
+    return first.select(*[_col(name) for name in df.columns])
 
 
 def _seen_halves(seen: DataFrame) -> DataFrame:
@@ -430,9 +432,4 @@ def new_since(
     """
     options = _Options(profile, enable, disable, lenient, compat)
     known = _seen_halves(seen)
-    first = _first_per_key(df, column, order_by, options, base, allow_relative)
-    # Deduplicated first: duplicates within a map task go before the shuffle, and
-    # the window's shuffle and sort by fingerprint are the ones the join needs, so
-    # only `seen` is shuffled for the join (docs/scale-out.md compares the plans).
-    fresh = first.join(known, [_HI, _LO], "left_anti")
-    return fresh.select(*[_col(name) for name in df.columns])
+    return _first_per_key(df, column, order_by, options, base, allow_relative, known)
