@@ -61,7 +61,7 @@
 //! (`engine/store/manifest.rs`), the writer lock (`engine/store/lock.rs`),
 //! the new keys waiting for a commit (`engine/store/pending.rs`), merging
 //! runs (`engine/store/compact.rs`), `engine/store/verify.rs`; the commands
-//! are in `cli/state.rs`.
+//! are in `cli/state.rs`, the Parquet export in `cli/export_parquet.rs`.
 //!
 //! **Batches of separate lines** (not a file): `engine/line_keys.rs` keys
 //! them on all cores, for the streaming seen-set ([`engine::SeenSet`],
