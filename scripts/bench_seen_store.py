@@ -54,8 +54,8 @@ def read_lines(path: Path) -> list[str]:
 
 def build_store(urikey_bin: str, out: Path, keys: int) -> tuple[Path, Path, int, float]:
     """The dump and the store made from it; returns them, the store's keys and build seconds."""
-    # About 1.6 lines of a generated dump per distinct key under `crawl`.
-    lines = keys * 16 // 10
+    # About 2.05 lines of a generated dump per distinct key under `crawl`.
+    lines = keys * 205 // 100
     dump = out / f"dump-{lines}.txt"
     if not dump.exists():
         print(f"generating {dump}", file=sys.stderr)
