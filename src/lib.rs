@@ -60,6 +60,12 @@
 //! runs (`engine/store/compact.rs`), `engine/store/verify.rs`; the commands
 //! are in `cli/state.rs`.
 //!
+//! **Batches of separate lines** (not a file): `engine/line_keys.rs` keys
+//! them on all cores, for the streaming seen-set ([`engine::SeenSet`],
+//! `engine/seen.rs`) and for the Python package's batch calls
+//! (`python/src/keys.rs` hands its runs back to the thread holding the
+//! GIL).
+//!
 //! **The key of a line** (`uri/key/`): `uri/key/config.rs` is the
 //! [`uri::key::KeyConfig`] a keyer is built from; `uri/key/mod.rs` tries
 //! three tiers in turn: the mask tier (`uri/key/fast/masks.rs`, with
@@ -80,7 +86,9 @@
 //!   applies it too;
 //! * a new key format: `uri/key/config.rs` (`KeyFormat`) and `write_key`
 //!   in `uri/key/mod.rs`;
-//! * a new input format or compression: `engine/input.rs`;
+//! * a new input format: `engine/formats/` (its detection in
+//!   `engine/formats/detect.rs`, a file per format); a new compression:
+//!   `engine/input.rs`;
 //! * a new command or option: `cli/` (one file per command: `cli/dedup.rs`,
 //!   `cli/normalize.rs`, `cli/parse.rs`, `cli/resolve.rs`; options shared by
 //!   `normalize` and `dedup` in `cli/normalize_opts.rs`);

@@ -9,6 +9,7 @@ use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBool, PyBytes, PyList, PyString, PyTuple};
 
 use crate::arrow;
+use crate::held_lines::{HeldLines, HeldLinesBuilder};
 use crate::keys::{KeyRef, Keys, Line};
 use crate::text;
 
@@ -16,12 +17,8 @@ use crate::text;
 enum Holder<'py> {
     /// A tuple of the caller's items: it keeps every `str` alive (their
     /// UTF-8 form lives as long as they do) and cannot change under us
-    /// while the GIL is released. Plus the bytes of strings with lone
-    /// surrogates.
-    List {
-        items: Bound<'py, PyTuple>,
-        _owned: Vec<u8>,
-    },
+    /// while the GIL is released.
+    List(Bound<'py, PyTuple>),
     /// The caller's Arrow object and its imported chunks.
     Arrow {
         source: Bound<'py, PyAny>,
@@ -32,18 +29,8 @@ enum Holder<'py> {
 /// The lines of one batch call.
 pub struct Batch<'py> {
     holder: Holder<'py>,
-    /// Borrowed from `holder`; never handed out for longer than `self`.
-    lines: Vec<Line<'static>>,
-}
-
-/// Extends a borrow to the batch's lifetime.
-///
-/// # Safety
-/// `bytes` must stay valid and unchanged as long as the batch exists: it is
-/// inside an object the batch holds (see [`Holder`]).
-unsafe fn held(bytes: &[u8]) -> &'static [u8] {
-    // SAFETY: per the function's contract.
-    unsafe { std::slice::from_raw_parts(bytes.as_ptr(), bytes.len()) }
+    /// Borrowed from `holder` (or their own arena).
+    lines: HeldLines,
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -79,21 +66,14 @@ impl<'py> Batch<'py> {
             let collected: Vec<Bound<'py, PyAny>> = iter.collect::<PyResult<_>>()?;
             PyTuple::new(urls.py(), collected)?
         };
-        // Where each item's UTF-8 bytes are: borrowed from the str, or a
-        // range of `owned` (the UTF-8 form of a str with lone surrogates),
-        // which becomes a borrow only once `owned` stops growing.
-        enum Piece {
-            Missing,
-            Borrowed(&'static [u8]),
-            Owned(std::ops::Range<usize>),
-        }
-        let mut pieces = Vec::with_capacity(items.len());
-        let mut owned: Vec<u8> = Vec::new();
+        // Each item's UTF-8 bytes are borrowed from the str, or copied
+        // (the UTF-8 form of a str with lone surrogates).
+        let mut lines = HeldLinesBuilder::with_capacity(items.len());
         // Borrowed items: the tuple holds them, and a reference count
         // changed twice per item is two calls into Python under abi3.
         for (i, item) in items.iter_borrowed().enumerate() {
             if item.is_none() {
-                pieces.push(Piece::Missing);
+                lines.push_missing();
                 continue;
             }
             let Ok(s) = item.downcast::<PyString>() else {
@@ -102,35 +82,16 @@ impl<'py> Batch<'py> {
                     type_name(&item)
                 )));
             };
-            pieces.push(match text::utf8(s)? {
+            match text::utf8(s)? {
                 // SAFETY: the UTF-8 form of a str lives as long as the str,
-                // which the tuple holds.
-                std::borrow::Cow::Borrowed(b) => Piece::Borrowed(unsafe { held(b) }),
-                std::borrow::Cow::Owned(v) => {
-                    let start = owned.len();
-                    owned.extend_from_slice(&v);
-                    Piece::Owned(start..owned.len())
-                }
-            });
+                // which the tuple held beside the lines holds.
+                std::borrow::Cow::Borrowed(b) => unsafe { lines.push_borrowed(b) },
+                std::borrow::Cow::Owned(v) => lines.push_owned(&v),
+            }
         }
-        let lines = pieces
-            .into_iter()
-            .map(|piece| match piece {
-                Piece::Missing => None,
-                Piece::Borrowed(b) => Some(b),
-                // SAFETY: `owned` is complete: it is never written again,
-                // and it moves into the batch as a `Vec`, whose heap buffer
-                // stays where it is (a `Vec` is not retagged when moved, as
-                // a `Box` is).
-                Piece::Owned(range) => Some(unsafe { held(owned.get(range).unwrap_or_default()) }),
-            })
-            .collect();
         Ok(Self {
-            holder: Holder::List {
-                items,
-                _owned: owned,
-            },
-            lines,
+            holder: Holder::List(items),
+            lines: lines.finish(),
         })
     }
 
@@ -138,12 +99,11 @@ impl<'py> Batch<'py> {
         let chunks = arrow::import(source)?;
         let mut lines = Vec::with_capacity(chunks.iter().map(|c| c.len()).sum());
         for chunk in &chunks {
-            let mut part = Vec::new();
-            arrow::lines(chunk, &mut part)?;
-            // SAFETY: the values live in the chunk's buffers, which the
-            // batch holds (reference-counted, never moved or changed).
-            lines.extend(part.into_iter().map(|l| l.map(|b| unsafe { held(b) })));
+            arrow::lines(chunk, &mut lines)?;
         }
+        // SAFETY: the values live in the chunks' buffers, which the batch
+        // holds beside the lines (reference-counted, never moved or changed).
+        let lines = unsafe { HeldLines::borrowing(lines) };
         Ok(Self {
             holder: Holder::Arrow {
                 source: source.clone(),
@@ -155,7 +115,7 @@ impl<'py> Batch<'py> {
 
     /// The lines, in order.
     pub fn lines(&self) -> &[Line<'_>] {
-        &self.lines
+        self.lines.lines()
     }
 
     /// The position of each Arrow chunk's first line, and its length.
@@ -194,7 +154,7 @@ impl<'py> Batch<'py> {
 
     /// Is this a batch of Python objects (not Arrow)?
     pub fn is_list(&self) -> bool {
-        matches!(self.holder, Holder::List { .. })
+        matches!(self.holder, Holder::List(_))
     }
 
     /// Appends the Python values of `keys`, the keys of the lines from
@@ -207,7 +167,7 @@ impl<'py> Batch<'py> {
         keys: impl Iterator<Item = KeyRef<'k>>,
         out: &mut Vec<Bound<'py, PyAny>>,
     ) -> PyResult<()> {
-        let Holder::List { items, .. } = &self.holder else {
+        let Holder::List(items) = &self.holder else {
             return Ok(());
         };
         for (i, k) in keys.enumerate() {
@@ -224,13 +184,13 @@ impl<'py> Batch<'py> {
     /// Keys as a list of `str`/`None`, or a string array.
     pub fn strings(&self, py: Python<'py>, keys: &Keys) -> PyResult<Bound<'py, PyAny>> {
         match &self.holder {
-            Holder::List { .. } => {
-                let mut out = Vec::with_capacity(self.lines.len());
+            Holder::List(_) => {
+                let mut out = Vec::with_capacity(self.lines().len());
                 self.push_strings(py, 0, keys.iter(), &mut out)?;
                 Ok(PyList::new(py, out)?.into_any())
             }
             Holder::Arrow { .. } => {
-                let lines = &self.lines;
+                let lines = self.lines();
                 let values = py.allow_threads(|| arrow::key_values(keys, lines));
                 self.arrow_result(py, "string", |start, len| {
                     Ok(arrow::key_array(
@@ -244,7 +204,7 @@ impl<'py> Batch<'py> {
     /// Short texts (ASCII) as a list of `str`/`None`, or a string array.
     pub fn texts(&self, py: Python<'py>, values: &[Option<&str>]) -> PyResult<Bound<'py, PyAny>> {
         match &self.holder {
-            Holder::List { .. } => {
+            Holder::List(_) => {
                 let items = values.iter().map(|v| match v {
                     Some(t) => PyString::new(py, t).into_any(),
                     None => py.None().into_bound(py),
@@ -265,7 +225,7 @@ impl<'py> Batch<'py> {
     /// A mask as a list of `bool`, or a boolean array.
     pub fn bools(&self, py: Python<'py>, mask: &[bool]) -> PyResult<Bound<'py, PyAny>> {
         match &self.holder {
-            Holder::List { .. } => {
+            Holder::List(_) => {
                 let items = mask.iter().map(|&b| PyBool::new(py, b).to_owned());
                 Ok(PyList::new(py, items)?.into_any())
             }
@@ -285,7 +245,7 @@ impl<'py> Batch<'py> {
         fps: &[Option<u128>],
     ) -> PyResult<Bound<'py, PyAny>> {
         match &self.holder {
-            Holder::List { .. } => {
+            Holder::List(_) => {
                 let items = fps.iter().map(|fp| match fp {
                     Some(fp) => PyBytes::new(py, &fp.to_be_bytes()).into_any(),
                     None => py.None().into_bound(py),

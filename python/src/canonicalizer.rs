@@ -72,7 +72,7 @@ pub fn canonicalize_one<'py>(k: &Keying, url: &Bound<'py, PyAny>) -> PyResult<Bo
     let py = url.py();
     let input = text::utf8_of(url, "url")?;
     keys::with_scratch(
-        |scratch, out| match keys::key_into(k, &input, scratch, out) {
+        |scratch, out| match keys::key_into(&k.keyer, &input, scratch, out) {
             Ok(true) => Ok(url.clone()),
             Ok(false) => Ok(text::key_str(py, out).into_any()),
             Err(e) => Err(invalid_uri(py, &e, None)),
@@ -262,10 +262,10 @@ impl PyCanonicalizer {
         let batch = Batch::read(urls)?;
         let lines = batch.lines();
         let k = &*self.keying;
-        if batch.is_list() && lines.len() >= keys::PARALLEL_FROM {
+        if batch.is_list() && lines.len() >= keys::STREAM_FROM {
             return canonicalize_list(py, &batch, k, mode);
         }
-        let keys = py.allow_threads(|| Keys::of(k, lines));
+        let keys = py.allow_threads(|| Keys::of(&k.keyer, lines));
         if mode == OnInvalid::Raise {
             if let Some((pos, e)) = keys.first_invalid() {
                 return Err(invalid_uri(py, &e, Some(pos)));

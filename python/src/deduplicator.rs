@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use urikey::engine::{memory, OverLimit, SeenSet};
 
 use crate::batch::Batch;
+use crate::fingerprints::read_fingerprints;
 use crate::options::{self, Keying};
 use crate::seen;
 
@@ -150,6 +151,46 @@ impl PyDeduplicator {
         });
         let mask = mask.map_err(|()| poisoned())?.map_err(|e| over_limit(&e))?;
         batch.bools(py, &mask)
+    }
+
+    /// Adds a batch of 16-byte fingerprints to the set: which of them are
+    /// new. A URL's fingerprint (`Canonicalizer.fingerprint` with the set's
+    /// options) is the key `add` keeps for it.
+    ///
+    /// Args:
+    ///     fingerprints (Iterable[bytes]): 16 bytes each, in the byte order
+    ///         `Canonicalizer.fingerprint` returns.
+    ///
+    /// Returns:
+    ///     list[bool]: True at each fingerprint never seen before (in this
+    ///     call or an earlier one).
+    ///
+    /// Raises:
+    ///     MemoryError: the set would pass its memory_limit; nothing of
+    ///         the batch was added.
+    ///     TypeError: not an iterable of bytes.
+    ///     ValueError: a fingerprint is not 16 bytes long (the message names
+    ///         its index; nothing was added).
+    ///
+    /// Example:
+    ///     >>> d = urikey.Deduplicator()
+    ///     >>> d.add_fingerprints([urikey.fingerprint("http://a.com/"), bytes(16)])
+    ///     [True, True]
+    ///     >>> d.add(["http://a.com:80/"])
+    ///     [False]
+    fn add_fingerprints(
+        &self,
+        py: Python<'_>,
+        fingerprints: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
+        let fps = read_fingerprints(fingerprints)?;
+        let set = &self.seen;
+        let mask = py.allow_threads(|| {
+            set.lock()
+                .map(|mut s| s.add_fingerprints(&fps))
+                .map_err(drop)
+        });
+        mask.map_err(|()| poisoned())?.map_err(|e| over_limit(&e))
     }
 
     fn __len__(&self) -> PyResult<usize> {

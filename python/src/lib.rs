@@ -5,6 +5,8 @@
 //! * `text`: Python `str` to UTF-8 bytes
 //! * `keys`: keys and fingerprints of many lines on all cores
 //! * `batch`: a batch call's input (list or Arrow) and results
+//! * `held_lines`: its lines, borrowed from the caller's objects (checked
+//!   under Miri)
 //! * `arrow`: the Arrow C data interface
 //! * `seen`: the fingerprint set behind `unique_mask` and `Deduplicator`
 //! * `canonicalizer`, `deduplicator`, `seen_store`, `uri`, `dedup_file`:
@@ -19,6 +21,8 @@ mod cli;
 mod dedup_file;
 mod deduplicator;
 mod errors;
+mod fingerprints;
+mod held_lines;
 mod keys;
 mod options;
 mod seen;

@@ -12,6 +12,7 @@ use urikey::engine::{memory, SeenSet};
 use urikey::uri::key::Relative;
 
 use crate::batch::Batch;
+use crate::fingerprints::read_fingerprints;
 use crate::keys::{self, Line};
 use crate::options::{self, Keying};
 
@@ -126,6 +127,47 @@ fn in_store(store: &SeenStore, fps: &[(usize, u128)]) -> PyResult<Vec<bool>> {
     store.contains_each(&keys).map_err(store_error)
 }
 
+/// Adds the fingerprints `valid` (with their places in a batch of `n`):
+/// true at the place of each one neither the store nor an earlier one has.
+fn add_valid(o: &mut Open, valid: &[(usize, u128)], n: usize) -> PyResult<Vec<bool>> {
+    let only: Vec<u128> = valid.iter().map(|v| v.1).collect();
+    let first = o
+        .pending
+        .add_fingerprints(&only)
+        .map_err(|e| PyMemoryError::new_err(format!("{e} (commit more often)")))?;
+    let firsts: Vec<(usize, u128)> = valid
+        .iter()
+        .zip(&first)
+        .filter(|(_, f)| **f)
+        .map(|(v, _)| *v)
+        .collect();
+    let known = in_store(&o.store, &firsts)?;
+    let mut mask = vec![false; n];
+    let mut new = Vec::new();
+    for ((i, fp), k) in firsts.iter().zip(known) {
+        if !k {
+            mask[*i] = true;
+            new.push(*fp);
+        }
+    }
+    if let Some(a) = o.additions.as_mut() {
+        a.push(&new).map_err(store_error)?;
+    }
+    o.added += new.len() as u64;
+    Ok(mask)
+}
+
+/// True at the place of each of `valid` (in a batch of `n`) that the store
+/// holds or that was added since the last commit.
+fn contains_valid(o: &Open, valid: &[(usize, u128)], n: usize) -> PyResult<Vec<bool>> {
+    let known = in_store(&o.store, valid)?;
+    let mut mask = vec![false; n];
+    for ((i, fp), k) in valid.iter().zip(known) {
+        mask[*i] = k || o.pending.contains_fingerprint(*fp);
+    }
+    Ok(mask)
+}
+
 #[pymethods]
 impl PySeenStore {
     #[new]
@@ -212,32 +254,7 @@ impl PySeenStore {
         let lines = batch.lines();
         let keying = &self.keying;
         let mask = self.with(py, |o| {
-            let valid = valid_fingerprints(keying, lines);
-            let only: Vec<u128> = valid.iter().map(|v| v.1).collect();
-            let first = o
-                .pending
-                .add_fingerprints(&only)
-                .map_err(|e| PyMemoryError::new_err(format!("{e} (commit more often)")))?;
-            let firsts: Vec<(usize, u128)> = valid
-                .iter()
-                .zip(&first)
-                .filter(|(_, f)| **f)
-                .map(|(v, _)| *v)
-                .collect();
-            let known = in_store(&o.store, &firsts)?;
-            let mut mask = vec![false; lines.len()];
-            let mut new = Vec::new();
-            for ((i, fp), k) in firsts.iter().zip(known) {
-                if !k {
-                    mask[*i] = true;
-                    new.push(*fp);
-                }
-            }
-            if let Some(a) = o.additions.as_mut() {
-                a.push(&new).map_err(store_error)?;
-            }
-            o.added += new.len() as u64;
-            Ok(mask)
+            add_valid(o, &valid_fingerprints(keying, lines), lines.len())
         })?;
         batch.bools(py, &mask)
     }
@@ -271,15 +288,86 @@ impl PySeenStore {
         let lines = batch.lines();
         let keying = &self.keying;
         let mask = self.with(py, |o| {
-            let valid = valid_fingerprints(keying, lines);
-            let known = in_store(&o.store, &valid)?;
-            let mut mask = vec![false; lines.len()];
-            for ((i, fp), k) in valid.iter().zip(known) {
-                mask[*i] = k || o.pending.contains_fingerprint(*fp);
-            }
-            Ok(mask)
+            contains_valid(o, &valid_fingerprints(keying, lines), lines.len())
         })?;
         batch.bools(py, &mask)
+    }
+
+    /// Adds a batch of 16-byte fingerprints and says which are new: `add`
+    /// for callers that fingerprint themselves (a Scrapy request with a
+    /// body has no URL key).
+    ///
+    /// A URL's fingerprint (`Canonicalizer.fingerprint` or
+    /// `urikey.fingerprint` with the store's options) is the one `add`
+    /// stores for it, so both methods may feed one store.
+    ///
+    /// Args:
+    ///     fingerprints (Iterable[bytes]): 16 bytes each, in the byte order
+    ///         `Canonicalizer.fingerprint` returns.
+    ///
+    /// Returns:
+    ///     list[bool]: True at each fingerprint that neither the store nor
+    ///     an earlier one (of this batch or added since the last commit)
+    ///     has. The new ones become part of the store at the next
+    ///     `commit()`.
+    ///
+    /// Raises:
+    ///     TypeError: not an iterable of bytes.
+    ///     ValueError: a fingerprint is not 16 bytes long (the message names
+    ///         its index; nothing was added), or the store is closed.
+    ///     MemoryError: the keys added since the last commit would pass
+    ///         `memory_limit` (commit, then add again).
+    ///
+    /// Example:
+    ///     >>> s = urikey.SeenStore("seen", "crawl")
+    ///     >>> fp = urikey.fingerprint("http://a.com/x", "crawl")
+    ///     >>> s.add_fingerprints([fp, bytes(16), fp])
+    ///     [True, True, False]
+    ///     >>> s.add(["HTTP://a.com/x"])
+    ///     [False]
+    fn add_fingerprints(
+        &self,
+        py: Python<'_>,
+        fingerprints: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
+        let valid: Vec<(usize, u128)> = read_fingerprints(fingerprints)?
+            .into_iter()
+            .enumerate()
+            .collect();
+        self.with(py, |o| add_valid(o, &valid, valid.len()))
+    }
+
+    /// Which fingerprints were seen before; nothing is added.
+    ///
+    /// Args:
+    ///     fingerprints (Iterable[bytes]): 16 bytes each, as for
+    ///         `add_fingerprints`.
+    ///
+    /// Returns:
+    ///     list[bool]: True at each fingerprint the store holds or that was
+    ///     added since the last commit.
+    ///
+    /// Raises:
+    ///     TypeError: not an iterable of bytes.
+    ///     ValueError: a fingerprint is not 16 bytes long (the message names
+    ///         its index), or the store is closed.
+    ///
+    /// Example:
+    ///     >>> s = urikey.SeenStore("seen", "crawl")
+    ///     >>> s.add(["http://a.com/x"])
+    ///     [True]
+    ///     >>> s.contains_fingerprints([urikey.fingerprint("http://a.com/x", "crawl"), bytes(16)])
+    ///     [True, False]
+    fn contains_fingerprints(
+        &self,
+        py: Python<'_>,
+        fingerprints: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
+        let valid: Vec<(usize, u128)> = read_fingerprints(fingerprints)?
+            .into_iter()
+            .enumerate()
+            .collect();
+        self.with(py, |o| contains_valid(o, &valid, valid.len()))
     }
 
     /// Makes the keys added since the last commit durable: atomic and

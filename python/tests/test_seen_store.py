@@ -98,3 +98,45 @@ def test_threads_share_one_store(tmp_path: Path) -> None:
     assert sum(sum(r) for r in results) == 250
     assert store.commit() == 250
     store.close()
+
+
+def test_fingerprints_and_urls_feed_one_store(tmp_path: Path) -> None:
+    path = tmp_path / "seen"
+    options = {"enable": ["sort-query"], "lenient": True}
+    canon = urikey.Canonicalizer("crawl", **options)  # type: ignore[arg-type]
+    a, b = "http://a.example/?y&x", "http://b.example/"
+    with urikey.SeenStore(path, "crawl", **options) as store:  # type: ignore[arg-type]
+        fp_a = urikey.fingerprint(a, "crawl", **options)  # type: ignore[arg-type]
+        assert fp_a == canon.fingerprint(a)
+        other = bytes(range(16))
+        assert store.add_fingerprints([fp_a, other, fp_a]) == [True, True, False]
+        # The URL's key is the fingerprint just added, and the other way round.
+        assert store.add(["HTTP://A.example/?x&y", b]) == [False, True]
+        assert store.contains_fingerprints(iter([canon.fingerprint(b), bytes(16)])) == [
+            True,
+            False,
+        ]
+        assert len(store) == 3
+    with urikey.SeenStore(path, "crawl", **options) as store:  # type: ignore[arg-type]
+        assert store.contains([a, b]) == [True, True]
+        assert store.contains_fingerprints([other, fp_a]) == [True, True]
+        assert store.add_fingerprints([]) == []
+
+
+def test_fingerprints_must_be_16_bytes(tmp_path: Path) -> None:
+    with urikey.SeenStore(tmp_path / "seen") as store:
+        with pytest.raises(ValueError, match="fingerprint 1 is 20 bytes long, not 16"):
+            store.add_fingerprints([bytes(16), bytes(20)])
+        with pytest.raises(ValueError, match="fingerprint 0 is 0 bytes long"):
+            store.contains_fingerprints([b""])
+        with pytest.raises(TypeError, match="fingerprint 1 is str"):
+            store.add_fingerprints([bytes(16), "x" * 16])  # type: ignore[list-item]
+        with pytest.raises(TypeError, match="not one bytes"):
+            store.add_fingerprints(bytes(16))  # type: ignore[arg-type]
+        # A refused batch adds nothing.
+        assert len(store) == 0
+    d = urikey.Deduplicator()
+    with pytest.raises(ValueError, match="fingerprint 0 is 15 bytes long"):
+        d.add_fingerprints([bytes(15)])
+    assert d.add_fingerprints([urikey.fingerprint("http://a.example/")]) == [True]
+    assert d.add(["HTTP://a.example:80/"]) == [False]

@@ -2,7 +2,9 @@
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, Protocol, TypedDict, overload
+from typing import Any, Literal, Protocol, TypedDict, final, overload
+
+from typing_extensions import Self
 
 from urikey import compat as compat
 from urikey import scrapy as scrapy
@@ -10,6 +12,20 @@ from urikey import spark as spark
 from urikey._errors import InvalidURIError as InvalidURIError
 
 __version__: str
+
+__all__ = [
+    "URI",
+    "Canonicalizer",
+    "Deduplicator",
+    "InvalidURIError",
+    "SeenStore",
+    "__version__",
+    "canonicalize",
+    "dedup_file",
+    "fingerprint",
+    "parse",
+    "resolve",
+]
 
 Profile = Literal["none", "syntax", "rfc", "crawl"]
 KeyFormat = Literal["uri", "surt", "hash"]
@@ -27,19 +43,20 @@ ArrowLike = _ArrowArray | _ArrowStream
 """pyarrow arrays, chunked arrays and tables, Polars and pandas Series, DuckDB relations
 (of strings or bytes)."""
 
+@final
 class Canonicalizer:
     """Turns URLs into canonical keys with one set of options."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         profile: Profile | str = "rfc",
         *,
-        enable: Flags | None = (),
-        disable: Flags | None = (),
+        enable: Flags | None = None,
+        disable: Flags | None = None,
         lenient: bool = False,
         key: KeyFormat | str = "uri",
         compat: Compat | str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @property
     def profile(self) -> str: ...
     @property
@@ -77,32 +94,35 @@ class Canonicalizer:
         allow_relative: bool = False,
     ) -> list[bool]: ...
 
+@final
 class Deduplicator:
     """A seen-set of keys, fed batch after batch (in memory: ``SeenStore`` keeps one on disk)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         profile: Profile | str = "rfc",
         *,
-        enable: Flags | None = (),
-        disable: Flags | None = (),
+        enable: Flags | None = None,
+        disable: Flags | None = None,
         lenient: bool = False,
         compat: Compat | str | None = None,
         base: str | None = None,
         allow_relative: bool = False,
         memory_limit: int | str | None = None,
         expected_keys: int | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @overload
     def add(self, urls: ArrowLike) -> Any: ...
     @overload
     def add(self, urls: Iterable[str | None]) -> list[bool]: ...
+    def add_fingerprints(self, fingerprints: Iterable[bytes]) -> list[bool]: ...
     def __len__(self) -> int: ...
     @property
     def memory_limit(self) -> int | None: ...
     @property
     def memory_bytes(self) -> int: ...
 
+@final
 class SeenStore:
     """A seen-store on disk (``urikey dedup --state``'s), fed batch after batch.
 
@@ -111,19 +131,19 @@ class SeenStore:
     ``readonly=True`` takes no lock.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str | os.PathLike[str],
         profile: Profile | str = "rfc",
         *,
-        enable: Flags | None = (),
-        disable: Flags | None = (),
+        enable: Flags | None = None,
+        disable: Flags | None = None,
         lenient: bool = False,
         compat: Compat | str | None = None,
         create: bool = True,
         readonly: bool = False,
         memory_limit: int | str | None = None,
-    ) -> None: ...
+    ) -> Self: ...
     @overload
     def add(self, urls: ArrowLike) -> Any: ...
     @overload
@@ -132,12 +152,17 @@ class SeenStore:
     def contains(self, urls: ArrowLike) -> Any: ...
     @overload
     def contains(self, urls: Iterable[str | None]) -> list[bool]: ...
+    def add_fingerprints(self, fingerprints: Iterable[bytes]) -> list[bool]: ...
+    def contains_fingerprints(self, fingerprints: Iterable[bytes]) -> list[bool]: ...
     def commit(self) -> int: ...
     def close(self) -> None: ...
     def __len__(self) -> int: ...
     def __enter__(self) -> SeenStore: ...
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool: ...
+    def __exit__(
+        self, exc_type: object = None, _exc: object = None, _tb: object = None
+    ) -> bool: ...
 
+@final
 class URI:
     """The raw components of a parsed URI-reference."""
 
@@ -161,7 +186,7 @@ class URI:
     def host_type(self) -> Literal["reg-name", "ipv4", "ipv6", "ipvfuture"] | None: ...
     @property
     def is_relative(self) -> bool: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 class DedupPhases(TypedDict):
@@ -191,8 +216,8 @@ def canonicalize(
     url: str,
     profile: Profile | str = "rfc",
     *,
-    enable: Flags | None = (),
-    disable: Flags | None = (),
+    enable: Flags | None = None,
+    disable: Flags | None = None,
     lenient: bool = False,
     key: KeyFormat | str = "uri",
     compat: Compat | str | None = None,
@@ -201,8 +226,8 @@ def fingerprint(
     url: str,
     profile: Profile | str = "rfc",
     *,
-    enable: Flags | None = (),
-    disable: Flags | None = (),
+    enable: Flags | None = None,
+    disable: Flags | None = None,
     lenient: bool = False,
     compat: Compat | str | None = None,
 ) -> bytes: ...
@@ -213,8 +238,8 @@ def dedup_file(
     output: StrPath,
     *,
     profile: Profile | str = "rfc",
-    enable: Flags | None = (),
-    disable: Flags | None = (),
+    enable: Flags | None = None,
+    disable: Flags | None = None,
     lenient: bool = False,
     key: KeyFormat | str = "uri",
     emit: Literal["canonical", "original"] = "canonical",

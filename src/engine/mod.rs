@@ -93,6 +93,7 @@ mod fp_sort;
 pub(crate) mod fpset;
 pub mod gzip;
 mod input;
+pub mod line_keys;
 pub mod lines;
 mod map_window;
 pub mod memory;

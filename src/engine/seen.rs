@@ -26,9 +26,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use super::fpset::FingerprintTable;
+use super::line_keys;
 use super::shard::{shard_of, Pending, SHARDS};
 use super::share::{self, share_out};
 use crate::uri::key::{KeyError, KeyScratch, Keyer};
@@ -378,30 +377,16 @@ impl SeenSet {
         self.shards[shard_of(fp)].contains(fp)
     }
 
-    /// The fingerprint of every line, on several threads for large batches.
+    /// The fingerprint of every line, on this set's threads for large
+    /// batches.
     fn fingerprints<L: AsRef<[u8]> + Sync>(
         &self,
         lines: &[Option<L>],
     ) -> Vec<Option<Result<u128, KeyError>>> {
-        let keyer = &self.keyer;
-        let one = |scratch: &mut KeyScratch, line: &Option<L>| {
-            line.as_ref()
-                .map(|l| keyer.fingerprint(l.as_ref(), scratch))
-        };
-        if lines.len() < PARALLEL_MIN {
-            let mut scratch = KeyScratch::default();
-            return lines.iter().map(|l| one(&mut scratch, l)).collect();
-        }
-        let run = || {
-            lines
-                .par_iter()
-                .with_min_len(1024)
-                .map_init(KeyScratch::default, one)
-                .collect()
-        };
+        let run = || line_keys::fingerprints(&self.keyer, lines);
         match &self.pool {
-            Some(pool) => pool.install(run),
-            None => run(),
+            Some(pool) if lines.len() >= line_keys::PARALLEL_FROM => pool.install(run),
+            _ => run(),
         }
     }
 }
