@@ -75,7 +75,13 @@ mod tests {
             .map(|i| (u128::from(i % 7) << 60 | u128::from(i), i))
             .collect();
         let mut spare = Vec::new();
-        for case in [uniform, shard, crowded, vec![(9, 1); 100], vec![(3, 0), (1, 1)]] {
+        for case in [
+            uniform,
+            shard,
+            crowded,
+            vec![(9, 1); 100],
+            vec![(3, 0), (1, 1)],
+        ] {
             let mut got = case.clone();
             sort_by_fp(&mut got, &mut spare, |x| x.0);
             let mut want = case;
