@@ -72,7 +72,7 @@ mod tests {
             .map(|&(f, i)| ((f >> 4) | (5 << 124), i))
             .collect();
         let crowded: Vec<(u128, u32)> = (0..3000u32)
-            .map(|i| (u128::from(i % 7) << 60 | u128::from(i), i))
+            .map(|i| ((u128::from(i % 7) << 60) | u128::from(i), i))
             .collect();
         let mut spare = Vec::new();
         for case in [
