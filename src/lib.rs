@@ -33,8 +33,11 @@
 //!
 //! 1. `engine/input.rs` opens an input (a memory map when the caller chose
 //!    [`engine::MmapChoice::auto`], else a stream; gzip, zstd, xz, bzip2).
+//!    Multi-member gzip decodes on the run's threads: a mapped file in
+//!    `engine/gzip.rs`, a pipe a window at a time in `engine/gzip_pipe.rs`.
 //! 2. `engine/run/reader.rs` cuts it at newlines into chunks
-//!    (`engine/chunk.rs`, `engine/newlines.rs`) and hands them over a
+//!    (`engine/chunk.rs`, `engine/newlines.rs`; the decoded segments of a
+//!    mapped gzip file without a copy in `engine/blocks.rs`) and hands them over a
 //!    batch at a time; `engine/lines.rs` holds the line rules every command
 //!    shares (BOM, CR, line limit, `--field`).
 //! 3. `engine/run/driver.rs` runs the phases of each batch
@@ -58,7 +61,7 @@
 //! (`engine/store/manifest.rs`), the writer lock (`engine/store/lock.rs`),
 //! the new keys waiting for a commit (`engine/store/pending.rs`), merging
 //! runs (`engine/store/compact.rs`), `engine/store/verify.rs`; the commands
-//! are in `cli/state.rs`.
+//! are in `cli/state.rs`, the Parquet export in `cli/export_parquet.rs`.
 //!
 //! **Batches of separate lines** (not a file): `engine/line_keys.rs` keys
 //! them on all cores, for the streaming seen-set ([`engine::SeenSet`],

@@ -285,7 +285,154 @@ def test_a_binary_column_is_read_as_bytes(spark: SparkSession) -> None:
     assert sorted(r.line for r in uks.dedup(df, "url", lenient=True).collect()) == [0, 1]
 
 
-@pytest.mark.parametrize("name", ["with_keys", "dedup"])
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def shuffled(spark: SparkSession, lines: list[str], partitions: int = 7) -> DataFrame:
+    """`lines` (line: bigint, url: string) in a random order over many partitions."""
+    order = list(range(len(lines)))
+    random.Random(9).shuffle(order)
+    table = pa.table({"line": order, "url": [lines[i] for i in order]})
+    return spark.createDataFrame(table).repartition(partitions)
+
+
+@pytest.fixture(scope="module")
+def two_batches(cli: Path, dump: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The dump as two overlapping batches through `urikey dedup --state`: the store
+    after the first (exported as Parquet and CSV) and what the second printed."""
+    tmp = tmp_path_factory.mktemp("new_since")
+    lines = sample_lines(dump)
+    first, second = lines[:20000], lines[12000:]
+    store = tmp / "store"
+    crawl = ["--profile", "crawl", "--with", "sort-query"]
+    args = ["dedup", "-q", *crawl, "--emit", "original", "--state", store]
+    run_cli(cli, *args, write_lines(tmp / "first.txt", first))
+    parquet, csv = tmp / "seen.parquet", tmp / "seen.csv"
+    run_cli(cli, "state", "export", "--format", "parquet", "-o", parquet, store)
+    run_cli(cli, "state", "export", "--format", "csv", "-o", csv, store)
+    hexes = run_cli(cli, "state", "export", store)
+    want = run_cli(cli, *args, write_lines(tmp / "second.txt", second))
+    return {
+        "first": first,
+        "second": second,
+        "parquet": parquet,
+        "csv": csv,
+        "hex": hexes,
+        "want": want,
+        "options": {"profile": "crawl", "enable": ["sort-query"]},
+    }
+
+
+def test_state_export_parquet_reads_in_pyarrow_and_spark(
+    spark: SparkSession, two_batches: dict[str, Any]
+) -> None:
+    import pyarrow.parquet as pq
+
+    parquet, csv = two_batches["parquet"], two_batches["csv"]
+    table = pq.read_table(parquet)
+    assert table.schema.names == ["fp_hi", "fp_lo"]
+    assert all(f.type == pa.int64() and not f.nullable for f in table.schema)
+    assert table.schema.metadata[b"urikey.config"] == b"crawl +sort-query"
+    rows = list(zip(table["fp_hi"].to_pylist(), table["fp_lo"].to_pylist(), strict=True))
+    csv_lines = csv.read_text(encoding="utf-8").splitlines()
+    assert csv_lines[0] == "fp_hi,fp_lo"
+    assert [f"{hi},{lo}" for hi, lo in rows] == csv_lines[1:]
+    assert [hex_fp(hi, lo) for hi, lo in rows] == two_batches["hex"]
+    df = spark.read.parquet(str(parquet))
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
+        ("fp_hi", "bigint"),
+        ("fp_lo", "bigint"),
+    ]
+    assert sorted((r.fp_hi, r.fp_lo) for r in df.collect()) == sorted(rows)
+    from_csv = spark.read.csv(str(csv), header=True, schema="fp_hi BIGINT, fp_lo BIGINT")
+    assert sorted((r.fp_hi, r.fp_lo) for r in from_csv.collect()) == sorted(rows)
+
+
+@pytest.mark.parametrize("source", ["parquet", "csv", "with_keys"])
+def test_new_since_gives_the_lines_of_dedup_state(
+    spark: SparkSession, two_batches: dict[str, Any], source: str
+) -> None:
+    options = two_batches["options"]
+    if source == "parquet":
+        seen = spark.read.parquet(str(two_batches["parquet"]))
+    elif source == "csv":
+        seen = spark.read.csv(
+            str(two_batches["csv"]), header=True, schema="fp_hi BIGINT, fp_lo BIGINT"
+        )
+    else:
+        earlier = uks.with_keys(shuffled(spark, two_batches["first"]), "url", **options)
+        seen = earlier.selectExpr("url_fp_hi AS fp_hi", "url_fp_lo AS fp_lo")
+    second = shuffled(spark, two_batches["second"])
+    out = uks.new_since(second, "url", seen, order_by="line", **options)
+    assert out.columns == ["line", "url"]
+    rows = sorted(out.collect(), key=lambda r: r.line)
+    assert [r.url for r in rows] == two_batches["want"]
+    assert 0 < len(rows) < uks.dedup(second, "url", **options).count()
+
+
+def test_new_since_is_dedup_minus_seen(spark: SparkSession, two_batches: dict[str, Any]) -> None:
+    options = two_batches["options"]
+    second = shuffled(spark, two_batches["second"])
+    seen = spark.read.parquet(str(two_batches["parquet"]))
+    known = {hex_fp(r.fp_hi, r.fp_lo) for r in seen.collect()}
+    c = urikey.Canonicalizer("crawl", enable=["sort-query"])
+    firsts = uks.dedup(second, "url", order_by="line", **options).collect()
+    want = sorted(r.line for r in firsts if c.fingerprint(r.url).hex() not in known)
+    got = uks.new_since(second, "url", seen, order_by="line", **options).collect()
+    assert sorted(r.line for r in got) == want
+    # Nothing seen: exactly dedup.
+    nothing = spark.createDataFrame([], "fp_hi bigint, fp_lo bigint")
+    alone = uks.new_since(second, "url", nothing, order_by="line", **options).collect()
+    assert sorted(r.line for r in alone) == sorted(r.line for r in firsts)
+
+
+def test_new_since_drops_what_dedup_drops(spark: SparkSession) -> None:
+    lines: list[str | None] = [
+        None,
+        "",
+        "http://exa mple.com/",
+        "/relative",
+        "http://a.com/old",
+        "HTTP://A.com:80/new",
+        "http://a.com/new",
+    ]
+    seen = uks.with_keys(spark.createDataFrame([("http://a.com/old",), (None,)], ["url"]), "url")
+    seen = seen.selectExpr("url_fp_hi AS fp_hi", "url_fp_lo AS fp_lo")  # one null row
+    df = frame(spark, lines, partitions=2)
+    assert [r.line for r in uks.new_since(df, "url", seen, order_by="line").collect()] == [5]
+    based = uks.new_since(df, "url", seen, order_by="line", base="http://b.com/")
+    assert sorted(r.line for r in based.collect()) == [3, 5]
+
+
+def test_new_since_plan_shuffles_the_rows_once(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(1, "http://a.com/")], "line bigint, url string")
+    seen = spark.createDataFrame([(1, 2)], "fp_hi bigint, fp_lo bigint")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        plan = uks.new_since(df, "url", seen)._jdf.queryExecution().executedPlan().toString()
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    # One exchange for the rows (the join's, which the window above it reuses), one for seen.
+    assert plan.count("Exchange hashpartitioning") == 2, plan
+    assert "LeftAnti" in plan and plan.index("Window [") < plan.index("SortMergeJoin"), plan
+
+
+def test_new_since_bad_seen(spark: SparkSession) -> None:
+    df = spark.createDataFrame([(1, "http://a/")], "line bigint, url string")
+    with pytest.raises(ValueError, match="fp_hi"):
+        uks.new_since(df, "url", spark.createDataFrame([(1, 2)], "hi bigint, lo bigint"))
+    with pytest.raises(TypeError, match="bigint"):
+        uks.new_since(df, "url", spark.createDataFrame([("1", "2")], "fp_hi string, fp_lo string"))
+    seen = spark.createDataFrame([(1, 2)], "fp_hi bigint, fp_lo bigint")
+    with pytest.raises(ValueError, match="no column"):
+        uks.new_since(df, "nope", seen)
+    with pytest.raises(ValueError):
+        uks.new_since(df, "url", seen, profile="no-such-profile")
+
+
+@pytest.mark.parametrize("name", ["with_keys", "dedup", "new_since"])
 def test_docstring_examples_run_on_spark(spark: SparkSession, name: str) -> None:
     import doctest
 

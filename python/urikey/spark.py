@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["dedup", "with_keys"]
+__all__ = ["dedup", "new_since", "with_keys"]
 
 Flags = str | Iterable[str]
 
@@ -294,11 +294,28 @@ def dedup(
         >>> sorted(r.n for r in dedup(df, "url", order_by="n", base="http://b.com/").collect())
         [1, 3]
     """
+    options = _Options(profile, enable, disable, lenient, compat)
+    return _first_per_key(df, column, order_by, options, base, allow_relative)
+
+
+_HI, _LO = "__urikey_fp_hi", "__urikey_fp_lo"
+
+
+def _first_per_key(
+    df: DataFrame,
+    column: str,
+    order_by: str | Sequence[str] | None,
+    options: _Options,
+    base: str | None,
+    allow_relative: bool,
+    known: DataFrame | None = None,
+) -> DataFrame:
+    """``dedup``'s plan: the first valid row of every key, with ``df``'s columns;
+    with ``known`` (fingerprints as ``_HI``, ``_LO``), of every key it lacks."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StructField, StructType
 
-    options = _Options(profile, enable, disable, lenient, compat)
     # Fails here, on the driver, for a bad base or both ways out at once.
     options.canonicalizer().unique_mask([], base=base, allow_relative=allow_relative)
     index = _url_index(df, column)
@@ -306,13 +323,17 @@ def dedup(
     for name in orders:
         if name not in df.columns:
             raise ValueError(f"no column {name!r} in {df.columns}")
-    hi, lo, seq, rank = "__urikey_fp_hi", "__urikey_fp_lo", "__urikey_seq", "__urikey_rank"
+    hi, lo, seq, rank = _HI, _LO, "__urikey_seq", "__urikey_rank"
     schema = StructType(
         [*df.schema.fields, StructField(hi, LongType()), StructField(lo, LongType())]
     )
     batches = _fp_batches(options, index, schema.names, base, allow_relative)
     keyed = df.mapInArrow(batches, schema).where(F.col(hi).isNotNull())
     keyed = keyed.withColumn(seq, F.monotonically_increasing_id())
+    if known is not None:
+        # Before the window: the join drops the rows of known keys, and its shuffle
+        # by fingerprint is the one the window needs (docs/scale-out.md).
+        keyed = keyed.join(known, [hi, lo], "left_anti")
     # One shuffle of the valid rows by fingerprint, then the first of each key. Measured
     # against min_by(struct(row)) per key (a sort aggregate on both sides of the shuffle)
     # and min(order) per key joined back (reads the input twice, shuffles every row): this
@@ -323,3 +344,92 @@ def dedup(
     )
     first = keyed.withColumn(rank, F.row_number().over(by_key)).where(F.col(rank) == 1)
     return first.select(*[_col(name) for name in df.columns])
+
+
+def _seen_halves(seen: DataFrame) -> DataFrame:
+    """``seen``'s ``fp_hi`` and ``fp_lo`` (bigint) as ``_HI`` and ``_LO``."""
+    from pyspark.sql.types import LongType
+
+    for name in ("fp_hi", "fp_lo"):
+        if name not in seen.columns:
+            raise ValueError(
+                f"seen has no column {name!r} (its columns: {seen.columns}); "
+                "rename with_keys' {col}_fp_hi and {col}_fp_lo to fp_hi and fp_lo"
+            )
+        kind = seen.schema[name].dataType
+        if not isinstance(kind, LongType):
+            raise TypeError(
+                f"seen's column {name!r} is {kind.simpleString()}, not bigint "
+                '(read a CSV export with schema="fp_hi BIGINT, fp_lo BIGINT")'
+            )
+    return seen.select(_col("fp_hi").alias(_HI), _col("fp_lo").alias(_LO))
+
+
+def new_since(
+    df: DataFrame,
+    column: str,
+    seen: DataFrame,
+    *,
+    order_by: str | Sequence[str] | None = None,
+    profile: str = "rfc",
+    enable: Flags | None = (),
+    disable: Flags | None = (),
+    lenient: bool = False,
+    compat: str | None = None,
+    base: str | None = None,
+    allow_relative: bool = False,
+) -> DataFrame:
+    """The first row of every canonical key of ``column`` that ``seen`` lacks.
+
+    ``dedup(df, column, ...)`` without the rows whose key's fingerprint is in
+    ``seen``: what ``urikey dedup --state DIR`` prints for a new batch when
+    ``seen`` holds the store's keys. Which row of a key is first, and which
+    rows are dropped (null, empty and invalid URLs; relative references
+    unless ``base`` or ``allow_relative``), are exactly as in ``dedup``.
+
+    ``seen`` is any DataFrame with bigint columns ``fp_hi`` and ``fp_lo``:
+    ``spark.read.parquet`` of ``urikey state export --format parquet``,
+    ``spark.read.csv(path, header=True, schema="fp_hi BIGINT, fp_lo BIGINT")``
+    of ``--format csv``, or ``with_keys`` output with its
+    ``{column}_fp_hi``/``{column}_fp_lo`` renamed. It may hold a key more
+    than once, and null halves (which match nothing). Its fingerprints are
+    only comparable when they were made with the same keying options as
+    these (``urikey state info DIR`` shows a store's).
+
+    Args:
+        df: any DataFrame: the new batch.
+        column: the name of its column of URLs (string or binary).
+        seen: the fingerprints already seen (bigint ``fp_hi``, ``fp_lo``).
+        order_by: a column name or a list of them that decides which row of a
+            key is first (ascending, nulls first); None for input order.
+        profile, enable, disable, lenient, compat: the options of
+            ``urikey.Canonicalizer``, checked on the driver; the ones the
+            fingerprints of ``seen`` were made with.
+        base: resolve relative references against this absolute URI first.
+        allow_relative: key relative references as they are.
+
+    Returns:
+        The lazy DataFrame of the kept rows, with exactly ``df``'s columns,
+        in no particular order.
+
+    Raises:
+        ValueError: no such column (URL or ``order_by``), ``seen`` has no
+            ``fp_hi`` or ``fp_lo``, an unknown profile, flag or preset, a
+            ``base`` that is not an absolute URI, or both ``base`` and
+            ``allow_relative``.
+        TypeError: the URL column is neither string nor binary, or a column
+            of ``seen`` is not bigint.
+
+    Example:
+        >>> old = spark.createDataFrame([("http://a.com/x",)], ["url"])
+        >>> seen = with_keys(old, "url").selectExpr("url_fp_hi AS fp_hi", "url_fp_lo AS fp_lo")
+        >>> df = spark.createDataFrame(
+        ...     [(1, "HTTP://A.com:80/x"), (2, "http://a.com/y"), (3, "http://A.com/y")],
+        ...     ["n", "url"],
+        ... )
+        >>> [r.n for r in new_since(df, "url", seen, order_by="n").collect()]
+        [2]
+    """
+    options = _Options(profile, enable, disable, lenient, compat)
+    known = _seen_halves(seen)
+    return _first_per_key(df, column, order_by, options, base, allow_relative, known)

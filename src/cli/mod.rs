@@ -9,6 +9,7 @@
 //! module. Not a public API: only these two call it.
 
 mod dedup;
+mod export_parquet;
 mod format_opts;
 mod generate;
 mod json;

@@ -11,6 +11,7 @@ use urikey::engine::store::{Access, CommitReport, SeenStore, SessionStats, Store
 use urikey::engine::PriorKeys;
 use urikey::uri::key::KeyConfig;
 
+use super::export_parquet::{FingerprintWriter, ROW_GROUP_ROWS};
 use super::normalize_opts::NormalizeOpts;
 use super::output::{Cleanup, Sink};
 use super::report::say_raw;
@@ -207,8 +208,8 @@ pub enum StateCommand {
     /// crawlers) to a store.
     Merge(MergeArgs),
     /// Write a store's fingerprints, ascending: 32 hex digits a line, or
-    /// CSV `fp_hi,fp_lo` (signed 64-bit halves, as urikey.spark's
-    /// `with_keys` columns).
+    /// `fp_hi, fp_lo` (signed 64-bit halves, as urikey.spark's `with_keys`
+    /// columns) as CSV or Parquet.
     Export(ExportArgs),
 }
 
@@ -267,6 +268,10 @@ pub enum ExportFormat {
     /// `fp_hi,fp_lo` with a header line: the halves as signed 64-bit
     /// integers (Spark's bigint).
     Csv,
+    /// Parquet (zstd): the same halves in required INT64 columns `fp_hi`
+    /// and `fp_lo`, row groups of 2^20 keys, the store's key configuration
+    /// in the footer (`urikey.config`, `urikey.identity`).
+    Parquet,
 }
 
 /// `state export`.
@@ -449,32 +454,59 @@ fn export(a: ExportArgs) -> anyhow::Result<Exit> {
     cleanup.install();
     let mut sink = Sink::open(a.output.as_deref(), &cleanup)?;
     let name = PathBuf::from(sink.name());
+    let cannot = || format!("cannot write {}", name.display());
     {
-        let mut w = BufWriter::with_capacity(1 << 20, sink.writer());
-        if a.format == ExportFormat::Csv {
-            w.write_all(b"fp_hi,fp_lo\n")
-                .with_context(|| format!("cannot write {}", name.display()))?;
-        }
-        let mut line = Vec::with_capacity(48);
-        store.for_each(&name, |fp| {
-            line.clear();
-            match a.format {
-                ExportFormat::Hex => {
-                    line.extend_from_slice(format!("{fp:032x}\n").as_bytes());
-                }
-                ExportFormat::Csv => {
-                    let (hi, lo) = ((fp >> 64) as u64 as i64, fp as u64 as i64);
-                    line.extend_from_slice(format!("{hi},{lo}\n").as_bytes());
-                }
+        let w = BufWriter::with_capacity(1 << 20, sink.writer());
+        match a.format {
+            ExportFormat::Hex | ExportFormat::Csv => export_text(&store, a.format, &name, w)?,
+            ExportFormat::Parquet => {
+                let info = store.info();
+                let metadata = vec![
+                    ("urikey.config".to_owned(), info.config),
+                    ("urikey.identity".to_owned(), info.identity),
+                    (
+                        "urikey.key_version".to_owned(),
+                        info.key_version.to_string(),
+                    ),
+                ];
+                let mut out =
+                    FingerprintWriter::new(w, metadata, ROW_GROUP_ROWS).with_context(cannot)?;
+                store.for_each(&name, |fp| out.push(fp))?;
+                out.finish()
+                    .and_then(|mut w| w.flush())
+                    .with_context(cannot)?;
             }
-            w.write_all(&line)
-        })?;
-        w.flush()
-            .with_context(|| format!("cannot write {}", name.display()))?;
+        }
     }
     sink.commit()?;
     if super::output::interrupted() {
         bail!("interrupted");
     }
     Ok(Exit::Ok)
+}
+
+/// Hex or CSV lines, one a fingerprint.
+fn export_text(
+    store: &SeenStore,
+    format: ExportFormat,
+    name: &Path,
+    mut w: impl Write,
+) -> anyhow::Result<()> {
+    if format == ExportFormat::Csv {
+        w.write_all(b"fp_hi,fp_lo\n")
+            .with_context(|| format!("cannot write {}", name.display()))?;
+    }
+    let mut line = Vec::with_capacity(48);
+    store.for_each(name, |fp| {
+        line.clear();
+        if format == ExportFormat::Csv {
+            let (hi, lo) = ((fp >> 64) as u64 as i64, fp as u64 as i64);
+            line.extend_from_slice(format!("{hi},{lo}\n").as_bytes());
+        } else {
+            line.extend_from_slice(format!("{fp:032x}\n").as_bytes());
+        }
+        w.write_all(&line)
+    })?;
+    w.flush()
+        .with_context(|| format!("cannot write {}", name.display()))
 }

@@ -104,6 +104,9 @@ struct Decoded {
     tail: Option<(usize, Box<Tail>)>,
     /// The member at this offset failed: the error, after `out`.
     error: Option<(usize, io::Error)>,
+    /// Windowed: the member at this offset failed (true: or its output
+    /// passed the cap), its output is not in `out`.
+    cut: Option<(usize, bool)>,
 }
 
 /// How one member's decoding ended.
@@ -159,16 +162,28 @@ fn plausible_header(data: &[u8], at: usize) -> bool {
         .is_some_and(|h| h.starts_with(HEADER) && h[3] & 0xe0 == 0 && matches!(h[8], 0 | 2 | 4))
 }
 
+/// How a segment is decoded: from `from` exactly or from the first
+/// header that decodes; `windowed`: `bytes` is a window of a stream, whose
+/// members may go on past its end.
+#[derive(Clone, Copy)]
+struct Mode {
+    exact: bool,
+    windowed: bool,
+}
+
 /// Decodes the segment `[from, seg_end)`: from `from` exactly when
-/// `exact`, else from the first header in it that decodes as a member.
+/// `mode.exact`, else from the first header in it that decodes as a
+/// member. Windowed, a member that fails or passes the cap is cut: its
+/// output is left out.
 fn decode_segment(
     bytes: &SharedBytes,
     from: usize,
     seg_end: usize,
-    exact: bool,
+    mode: Mode,
     cap: usize,
     out: Vec<u8>,
 ) -> Decoded {
+    let Mode { exact, windowed } = mode;
     let data = bytes.as_slice();
     let mut d = Decoded {
         seg_end,
@@ -178,6 +193,7 @@ fn decode_segment(
         len: 0,
         tail: None,
         error: None,
+        cut: None,
     };
     // The first member.
     let mut at = from;
@@ -198,6 +214,12 @@ fn decode_segment(
                 d.end = end;
                 break;
             }
+            Member::Tail(_) if windowed => {
+                d.start = Some(at);
+                d.len = 0;
+                d.cut = Some((at, true));
+                return d;
+            }
             Member::Tail(t) => {
                 d.start = Some(at);
                 d.tail = Some((at, t));
@@ -206,7 +228,12 @@ fn decode_segment(
             Member::Failed(e) => {
                 if exact {
                     d.start = Some(at);
-                    d.error = Some((at, e));
+                    if windowed {
+                        d.len = 0;
+                        d.cut = Some((at, false));
+                    } else {
+                        d.error = Some((at, e));
+                    }
                     return d;
                 }
                 d.len = 0;
@@ -217,8 +244,19 @@ fn decode_segment(
     // The members after it that start in the segment.
     while d.end < seg_end && d.end < data.len() {
         let at = d.end;
+        let before = d.len;
         match member(bytes, at, &mut d.out, &mut d.len, cap) {
             Member::Done(end) => d.end = end,
+            Member::Tail(_) if windowed => {
+                d.len = before;
+                d.cut = Some((at, true));
+                break;
+            }
+            Member::Failed(_) if windowed => {
+                d.len = before;
+                d.cut = Some((at, false));
+                break;
+            }
             Member::Tail(t) => {
                 d.tail = Some((at, t));
                 break;
@@ -237,7 +275,7 @@ struct Job {
     bytes: SharedBytes,
     from: usize,
     seg_end: usize,
-    exact: bool,
+    mode: Mode,
     cap: usize,
     spare: Spare,
     reply: SyncSender<Decoded>,
@@ -289,6 +327,14 @@ pub struct MemberReader {
     raw_read: Arc<AtomicU64>,
     /// Compressed bytes already counted in `raw_read`.
     counted: usize,
+    /// Output read ahead by [`head`](Self::head), to be read again first.
+    head: Vec<u8>,
+    /// Where `bytes` starts in the whole input (for error messages).
+    base: u64,
+    /// `bytes` is a window of a stream (see [`Mode`]).
+    windowed: bool,
+    /// Windowed: the member cut, and whether its output passed the cap.
+    cut: Option<(usize, bool)>,
 }
 
 impl MemberReader {
@@ -324,7 +370,7 @@ impl MemberReader {
                     let Ok(job) = job else { return };
                     let out = take_spare(&job.spare);
                     let d =
-                        decode_segment(&job.bytes, job.from, job.seg_end, job.exact, job.cap, out);
+                        decode_segment(&job.bytes, job.from, job.seg_end, job.mode, job.cap, out);
                     let _ = job.reply.send(d);
                 });
             started += usize::from(spawned.is_ok());
@@ -348,7 +394,59 @@ impl MemberReader {
             failed: None,
             raw_read: Arc::clone(raw_read),
             counted: 0,
+            head: Vec::new(),
+            base: 0,
+            windowed: false,
+            cut: None,
         }
+    }
+
+    /// A reader of `bytes`, a window of a stream that starts at `base` of
+    /// it. Unless it is the stream's `last`, a member that fails, or whose
+    /// output passes the cap, may go on past the window's end, so it is
+    /// *cut*: the output of the members before it is read, then an error,
+    /// and [`cut`](Self::cut) says where it starts.
+    pub(crate) fn window(
+        bytes: SharedBytes,
+        base: u64,
+        last: bool,
+        threads: usize,
+        raw_read: &Arc<AtomicU64>,
+    ) -> Self {
+        let mut r = Self::new(bytes, threads, raw_read);
+        r.base = base;
+        r.windowed = !last;
+        r
+    }
+
+    /// Windowed, once reading failed there: where the cut member starts,
+    /// and true when it failed by passing the cap.
+    pub(crate) fn cut(&self) -> Option<(usize, bool)> {
+        self.cut
+    }
+
+    fn mode(&self, exact: bool) -> Mode {
+        Mode {
+            exact,
+            windowed: self.windowed,
+        }
+    }
+
+    /// The error of the member at offset `at`.
+    fn member_error(&self, at: usize, e: io::Error) -> io::Error {
+        member_error(self.base + at as u64, e)
+    }
+
+    /// The first `n` bytes of the output (fewer if it is shorter), which
+    /// are read again afterwards.
+    ///
+    /// # Errors
+    /// A member's error, as [`Read`] gives it.
+    pub fn head(&mut self, n: usize) -> io::Result<Vec<u8>> {
+        let mut head = Vec::new();
+        self.by_ref().take(n as u64).read_to_end(&mut head)?;
+        self.head.clone_from(&head);
+        Ok(head)
     }
 
     fn len(&self) -> usize {
@@ -366,7 +464,7 @@ impl MemberReader {
                 bytes: self.bytes.clone(),
                 from,
                 seg_end,
-                exact: from == self.verified,
+                mode: self.mode(from == self.verified),
                 cap: self.cap,
                 spare: Arc::clone(&self.spare),
                 reply,
@@ -382,6 +480,9 @@ impl MemberReader {
 
     /// Hands a read-out buffer back to the workers.
     fn recycle(&mut self, buf: Vec<u8>) {
+        if buf.capacity() == 0 {
+            return;
+        }
         if let Ok(mut spare) = self.spare.lock() {
             if spare.len() <= self.window {
                 spare.push(buf);
@@ -408,8 +509,18 @@ impl MemberReader {
         if let Some((start, tail)) = d.tail {
             self.streaming = Some((start, tail));
         }
+        if let Some((at, long)) = d.cut {
+            self.cut = Some((at, long));
+            self.failed = Some(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "a gzip member goes on past the window",
+            ));
+            self.verified = self.len();
+            self.next_segment = self.len();
+            self.pending.clear();
+        }
         if let Some((at, e)) = d.error {
-            self.failed = Some(member_error(at, e));
+            self.failed = Some(self.member_error(at, e));
             // Nothing after a failed member is read.
             self.verified = self.len();
             self.next_segment = self.len();
@@ -446,8 +557,9 @@ impl MemberReader {
                         return Ok(true);
                     }
                     Err(e) => {
-                        let e = member_error(*start, e);
+                        let start = *start;
                         self.streaming = None;
+                        let e = self.member_error(start, e);
                         self.verified = self.len();
                         self.pending.clear();
                         return Err(e);
@@ -483,8 +595,14 @@ impl MemberReader {
                         self.recycle(d.out);
                     }
                     let out = take_spare(&self.spare);
-                    let d =
-                        decode_segment(&self.bytes, self.verified, seg_end, true, self.cap, out);
+                    let d = decode_segment(
+                        &self.bytes,
+                        self.verified,
+                        seg_end,
+                        self.mode(true),
+                        self.cap,
+                        out,
+                    );
                     if self.next_segment < d.seg_end {
                         self.next_segment = d.seg_end;
                     }
@@ -499,15 +617,58 @@ impl MemberReader {
 }
 
 /// The error of the member at offset `at` of the file.
-fn member_error(at: usize, e: io::Error) -> io::Error {
+fn member_error(at: u64, e: io::Error) -> io::Error {
     io::Error::new(
         e.kind(),
         format!("the gzip member at byte {at} of the file is truncated or corrupt: {e}"),
     )
 }
 
+impl super::blocks::Blocks for MemberReader {
+    fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
+        MemberReader::next_block(self)
+    }
+
+    /// The workers' spare buffers: a block handed out comes back to them.
+    fn home(&self) -> Option<super::input::Home> {
+        Some(super::input::Home {
+            pool: Arc::downgrade(&self.spare),
+            max: self.window + 1,
+        })
+    }
+}
+
+impl MemberReader {
+    /// The next part of the output (never empty), a decoded segment at a
+    /// time, without a copy; `None` at the end. Reading on with
+    /// [`Read`] after it is fine.
+    ///
+    /// # Errors
+    /// A member's error, once the output before it was handed out.
+    pub fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
+        if !self.head.is_empty() {
+            return Ok(Some(std::mem::take(&mut self.head)));
+        }
+        if self.read_pos >= self.current_len && !self.refill()? {
+            return Ok(None);
+        }
+        let mut block = std::mem::take(&mut self.current);
+        block.truncate(self.current_len);
+        block.drain(..self.read_pos);
+        self.current_len = 0;
+        self.read_pos = 0;
+        Ok(Some(block))
+    }
+}
+
 impl Read for MemberReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !self.head.is_empty() {
+            let n = self.head.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.head[..n]);
+            self.head.drain(..n);
+            return Ok(n);
+        }
         if self.read_pos >= self.current_len && !self.refill()? {
             return Ok(0);
         }

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use super::error::Error;
 
@@ -94,6 +94,28 @@ enum Backing {
     /// [`SharedBytes::release`]).
     Map(memmap2::Mmap, AtomicUsize),
     Memory(Arc<[u8]>),
+    Owned(Vec<u8>, Option<Home>),
+}
+
+/// Where a buffer goes back to once nothing holds it: a pool of spare
+/// buffers (while it exists) and the most it keeps.
+pub(crate) struct Home {
+    pub(crate) pool: Weak<Mutex<Vec<Vec<u8>>>>,
+    pub(crate) max: usize,
+}
+
+impl Drop for Backing {
+    fn drop(&mut self) {
+        if let Backing::Owned(bytes, Some(home)) = self {
+            if let Some(pool) = home.pool.upgrade() {
+                if let Ok(mut pool) = pool.lock() {
+                    if pool.len() < home.max {
+                        pool.push(std::mem::take(bytes));
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl AsRef<[u8]> for SharedBytes {
@@ -108,11 +130,23 @@ impl SharedBytes {
         Self(Arc::new(Backing::Memory(bytes)))
     }
 
+    /// Bytes in memory, taken over without a copy.
+    pub fn from_vec(bytes: Vec<u8>) -> Self {
+        Self(Arc::new(Backing::Owned(bytes, None)))
+    }
+
+    /// [`from_vec`](Self::from_vec), the buffer going back to `home` once
+    /// nothing holds it (so that it is not allocated and faulted in again).
+    pub(crate) fn from_vec_home(bytes: Vec<u8>, home: Option<Home>) -> Self {
+        Self(Arc::new(Backing::Owned(bytes, home)))
+    }
+
     /// All the bytes.
     pub fn as_slice(&self) -> &[u8] {
         match &*self.0 {
             Backing::Map(map, _) => map,
             Backing::Memory(bytes) => bytes,
+            Backing::Owned(bytes, _) => bytes,
         }
     }
 
@@ -182,6 +216,7 @@ impl core::fmt::Debug for Source {
         f.write_str(match self {
             Source::Slice(_) => "Source::Slice",
             Source::Stream { .. } => "Source::Stream",
+            Source::Members(_) => "Source::Members",
         })
     }
 }
@@ -197,6 +232,23 @@ pub enum Source {
         /// `Some("gzip")`, `"zstd"`, `"xz"` or `"bzip2"` when decompressing.
         compression: Option<&'static str>,
     },
+    /// A mapped gzip file decoded member-parallel, read a decoded segment
+    /// at a time (or as a stream).
+    Members(Box<super::gzip::MemberReader>),
+}
+
+impl Source {
+    /// The content as a stream, and its compression.
+    pub fn into_reader(self) -> (Box<dyn Read + Send>, Option<&'static str>) {
+        match self {
+            Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
+            Source::Stream {
+                reader,
+                compression,
+            } => (reader, compression),
+            Source::Members(reader) => (reader, Some("gzip")),
+        }
+    }
 }
 
 /// Gzip member magic (RFC 1952).
@@ -328,12 +380,18 @@ impl MmapChoice {
 /// Opens `input`; raw bytes consumed are added to `raw_read` as they are
 /// read (for progress), except for slices, whose chunks are counted by the
 /// caller. Regular files (and stdin when it is one) are mapped only under
-/// [`MmapChoice::auto`].
+/// [`MmapChoice::auto`]. A multi-member gzip input decompresses on
+/// `threads` threads (0: one per core).
 ///
 /// # Errors
 /// [`Error::Open`] when the input cannot be opened, [`Error::Read`] when its
 /// first bytes cannot be read.
-pub fn open(input: Input, mmap: MmapChoice, raw_read: &Arc<AtomicU64>) -> Result<Source, Error> {
+pub fn open(
+    input: Input,
+    mmap: MmapChoice,
+    threads: usize,
+    raw_read: &Arc<AtomicU64>,
+) -> Result<Source, Error> {
     let name = input.name();
     let open_err = |source| Error::Open {
         path: name.clone(),
@@ -358,25 +416,41 @@ pub fn open(input: Input, mmap: MmapChoice, raw_read: &Arc<AtomicU64>) -> Result
                 if let Ok(map) = unsafe { map_file(&file) } {
                     return Ok(slice_source(
                         SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
+                        threads,
                         raw_read,
                     ));
                 }
             }
-            stream_source(&name, Box::new(CountingReader::new(file, raw_read)))
+            stream_source(
+                &name,
+                Box::new(CountingReader::new(file, raw_read)),
+                threads,
+            )
         }
         Input::Stdin => {
             if let Some(map) = mmap.0.then(map_stdin).flatten() {
                 return Ok(slice_source(
                     SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
+                    threads,
                     raw_read,
                 ));
             }
-            stream_source(&name, Box::new(CountingReader::new(io::stdin(), raw_read)))
+            stream_source(
+                &name,
+                Box::new(CountingReader::new(io::stdin(), raw_read)),
+                threads,
+            )
         }
-        Input::Bytes { bytes, .. } => Ok(slice_source(SharedBytes::from_memory(bytes), raw_read)),
-        Input::Reader { reader, .. } => {
-            stream_source(&name, Box::new(CountingReader::new(reader, raw_read)))
-        }
+        Input::Bytes { bytes, .. } => Ok(slice_source(
+            SharedBytes::from_memory(bytes),
+            threads,
+            raw_read,
+        )),
+        Input::Reader { reader, .. } => stream_source(
+            &name,
+            Box::new(CountingReader::new(reader, raw_read)),
+            threads,
+        ),
     }
 }
 
@@ -423,18 +497,16 @@ unsafe fn map_file(file: &File) -> io::Result<memmap2::Mmap> {
 
 /// A slice source, or a decompressing stream over it when its magic bytes
 /// say it is compressed.
-fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
+fn slice_source(bytes: SharedBytes, threads: usize, raw_read: &Arc<AtomicU64>) -> Source {
     let compression = sniff(bytes.as_slice());
     match compression {
         None => Source::Slice(bytes),
-        // Members decompressed on all cores (see `gzip.rs`).
-        Some("gzip") => {
-            let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-            Source::Stream {
-                reader: Box::new(super::gzip::MemberReader::new(bytes, threads, raw_read)),
-                compression,
-            }
-        }
+        // Members decompressed on the run's threads (see `gzip.rs`).
+        Some("gzip") => Source::Members(Box::new(super::gzip::MemberReader::new(
+            bytes,
+            gzip_threads(threads),
+            raw_read,
+        ))),
         Some(kind) => {
             let reader = CountingReader::new(SharedReader { bytes, pos: 0 }, raw_read);
             Source::Stream {
@@ -445,8 +517,23 @@ fn slice_source(bytes: SharedBytes, raw_read: &Arc<AtomicU64>) -> Source {
     }
 }
 
+/// The gzip workers for a run on `threads` threads (0: one per core).
+fn gzip_threads(threads: usize) -> usize {
+    if threads == 0 {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        threads
+    }
+}
+
 /// A stream source: peeks at the first bytes to recognise compression.
-fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source, Error> {
+/// gzip is decoded member-parallel on `threads` threads (0: one per core)
+/// when there are more than one (`gzip_pipe.rs`).
+fn stream_source(
+    name: &str,
+    mut reader: Box<dyn Read + Send>,
+    threads: usize,
+) -> Result<Source, Error> {
     let mut prefix = Vec::with_capacity(SNIFF_BYTES as usize);
     read_prefix(&mut reader, &mut prefix).map_err(|source| Error::Read {
         path: name.to_owned(),
@@ -456,9 +543,14 @@ fn stream_source(name: &str, mut reader: Box<dyn Read + Send>) -> Result<Source,
     })?;
     let compression = sniff(&prefix);
     let whole: Box<dyn Read + Send> = Box::new(Cursor::new(prefix).chain(reader));
+    let threads = gzip_threads(threads);
     Ok(match compression {
         None => Source::Stream {
             reader: whole,
+            compression,
+        },
+        Some("gzip") if threads > 1 => Source::Stream {
+            reader: Box::new(super::gzip_pipe::PipeMembers::new(whole, threads)),
             compression,
         },
         Some(kind) => Source::Stream {
@@ -568,11 +660,11 @@ mod tests {
         let path = dir.path().join("urls.txt");
         std::fs::write(&path, b"http://a.example/\n").unwrap();
         let raw = Arc::new(AtomicU64::new(0));
-        let read = open(Input::Path(path.clone()), MmapChoice::default(), &raw).unwrap();
+        let read = open(Input::Path(path.clone()), MmapChoice::default(), 0, &raw).unwrap();
         assert!(matches!(read, Source::Stream { .. }));
         // SAFETY: nothing changes the test's own file while it is mapped.
         let auto = unsafe { MmapChoice::auto() };
-        let mapped = open(Input::Path(path), auto, &raw).unwrap();
+        let mapped = open(Input::Path(path), auto, 0, &raw).unwrap();
         assert!(matches!(mapped, Source::Slice(_)));
     }
 

@@ -6,12 +6,12 @@
 //! the per-line commands read with [`for_each_line`]. Invalid lines are
 //! reported in one format ([`InvalidLine`](super::InvalidLine)'s `Display`).
 
-use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use super::error::Error;
-use super::input::{self, Input, MmapChoice, Source};
+use super::input::{self, Input, MmapChoice};
 use super::Field;
 
 /// Default longest line, in bytes (without `\n` and `\r`).
@@ -202,13 +202,7 @@ pub fn for_each_line<E: From<Error>>(
     let raw_read = Arc::new(AtomicU64::new(0));
     for input in inputs {
         let name = input.name();
-        let (reader, compression): (Box<dyn Read>, _) = match input::open(input, mmap, &raw_read)? {
-            Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
-            Source::Stream {
-                reader,
-                compression,
-            } => (Box::new(reader), compression),
-        };
+        let (reader, compression) = input::open(input, mmap, 0, &raw_read)?.into_reader();
         lines_of(&name, reader, compression, max_line_bytes, &mut each)?;
     }
     Ok(())

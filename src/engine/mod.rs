@@ -26,7 +26,8 @@
 //!
 //! Inputs that are regular files are memory-mapped when the caller chose
 //! [`MmapChoice::auto`]; everything else, and compressed inputs (gzip, zstd,
-//! xz and bzip2, recognised by their magic bytes), is streamed. A batch holds a bounded number of chunks, so memory grows with
+//! xz and bzip2, recognised by their magic bytes), is streamed;
+//! multi-member gzip is decoded on the run's threads. A batch holds a bounded number of chunks, so memory grows with
 //! the number of distinct keys only, never with the input size.
 //!
 //! # Output does not depend on threads or chunking
@@ -84,6 +85,7 @@
 //! next to its fingerprint.
 
 mod batch;
+mod blocks;
 mod chunk;
 mod counted;
 mod direct;
@@ -92,6 +94,7 @@ pub mod formats;
 mod fp_sort;
 pub(crate) mod fpset;
 pub mod gzip;
+mod gzip_pipe;
 mod input;
 pub mod line_keys;
 pub mod lines;

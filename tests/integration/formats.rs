@@ -367,3 +367,125 @@ fn formats_whirlwind_warc_wat_wet() {
             .stdout(page);
     }
 }
+
+/// The names of the threads of process `pid` that start with `prefix`.
+#[cfg(target_os = "linux")]
+fn threads_named(pid: u32, prefix: &str) -> usize {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.starts_with(prefix))
+        .count()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn formats_gzip_workers_follow_threads() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = TempDir::new().unwrap();
+    let parts: Vec<Vec<u8>> = (0..200)
+        .map(|m| {
+            (0..3000)
+                .map(|i| format!("http://h{m}.example/{i}\n"))
+                .collect::<String>()
+                .into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let gz = write(&dir, "members.gz", &gzip_members(&refs));
+    for threads in [1, 2, 3] {
+        // Nobody reads the output: the run stops once the pipe is full,
+        // with its gzip workers started and waiting.
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("urikey"))
+            .args(["dedup", "-q", "--threads", &threads.to_string()])
+            .arg(&gz)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let started = Instant::now();
+        while threads_named(pid, "urikey-gunzip") == 0
+            && started.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let seen = threads_named(pid, "urikey-gunzip");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(seen, threads, "--threads {threads}");
+    }
+}
+
+/// Lines of 60 members of 2,000 lines, and the file of them as gzip members.
+fn members_file() -> (Vec<Vec<u8>>, Vec<u8>) {
+    let parts: Vec<Vec<u8>> = (0..60)
+        .map(|m| {
+            (0..2000)
+                .map(|i| format!("http://h{}.example/{m}/{}\n", i % 50, i * 7 % 1000))
+                .collect::<String>()
+                .into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let file = gzip_members(&refs);
+    (parts, file)
+}
+
+#[test]
+fn formats_gzip_from_a_pipe_reads_as_the_plain_file() {
+    let dir = TempDir::new().unwrap();
+    let (parts, file) = members_file();
+    let plain = write(&dir, "plain.txt", &parts.concat());
+    let want = stdout_of(urikey().args(["dedup", "--emit", "original"]).arg(&plain));
+    for threads in ["1", "2", "3"] {
+        let got = stdout_of(
+            urikey()
+                .args(["dedup", "--emit", "original", "--threads", threads, "-"])
+                .write_stdin(file.clone()),
+        );
+        assert_eq!(got, want, "--threads {threads}");
+    }
+    // One member.
+    let one = gzip_members(&[&parts.concat()]);
+    let got = stdout_of(
+        urikey()
+            .args(["dedup", "--emit", "original", "--threads", "2", "-"])
+            .write_stdin(one),
+    );
+    assert_eq!(got, want);
+}
+
+#[test]
+fn formats_gzip_from_a_pipe_truncated_member_names_stdin_and_offset() {
+    let (parts, mut file) = members_file();
+    let refs: Vec<&[u8]> = parts[..59].iter().map(Vec::as_slice).collect();
+    let member = gzip_members(&refs).len();
+    file.truncate(file.len() - 20);
+    let out = urikey()
+        .args(["dedup", "-q", "--emit", "original", "--threads", "2", "-"])
+        .write_stdin(file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // stdin is named `-`, as on the command line.
+    assert!(stderr.contains("cannot decompress - ("), "{stderr}");
+    assert!(
+        stderr.contains(&format!("gzip member at byte {member} ")),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let before: std::collections::HashSet<&[u8]> = parts[..59]
+        .iter()
+        .flat_map(|p| p.split(|&b| b == b'\n').filter(|l| !l.is_empty()))
+        .collect();
+    assert!(
+        stdout.lines().count() >= before.len(),
+        "the lines of the members before it come first"
+    );
+}

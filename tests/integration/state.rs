@@ -385,6 +385,22 @@ fn state_commands_init_info_verify_compact_merge_export() {
             | u128::from(lo.parse::<i64>().expect("lo") as u64);
         assert_eq!(&format!("{fp:032x}"), hex);
     }
+    // Parquet: the same halves, in the same order, and the configuration.
+    let parquet = dir.path().join("a.parquet");
+    urikey()
+        .args(["state", "export", "--format", "parquet", "-o"])
+        .arg(&parquet)
+        .arg(&a)
+        .assert()
+        .success();
+    let (rows, meta) = parquet_rows(&parquet);
+    let csv_rows: Vec<String> = csv.lines().skip(1).map(str::to_owned).collect();
+    let parquet_rows: Vec<String> = rows.iter().map(|(hi, lo)| format!("{hi},{lo}")).collect();
+    assert_eq!(parquet_rows, csv_rows);
+    assert!(
+        meta.contains(&("urikey.config".to_owned(), "crawl +sort-query".to_owned())),
+        "{meta:?}"
+    );
     // Another configuration cannot be merged in.
     let c = dir.path().join("c");
     urikey().args(["state", "init"]).arg(&c).assert().success();
@@ -395,6 +411,86 @@ fn state_commands_init_info_verify_compact_merge_export() {
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A Parquet export read back: its `(fp_hi, fp_lo)` rows and its key-value
+/// metadata.
+type Export = (Vec<(i64, i64)>, Vec<(String, String)>);
+
+/// A `state export --format parquet` file, read with the parquet crate.
+fn parquet_rows(path: &Path) -> Export {
+    use parquet::basic::Repetition;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+
+    let file = std::fs::File::open(path).expect("opens");
+    let reader = SerializedFileReader::new(file).expect("a Parquet file");
+    let meta = reader.metadata().file_metadata();
+    let fields = meta.schema().get_fields();
+    let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
+    assert_eq!(names, ["fp_hi", "fp_lo"]);
+    for f in fields {
+        assert_eq!(f.get_basic_info().repetition(), Repetition::REQUIRED);
+        assert_eq!(f.get_physical_type(), parquet::basic::Type::INT64);
+    }
+    let kv = meta
+        .key_value_metadata()
+        .map(|kv| {
+            kv.iter()
+                .map(|e| (e.key.clone(), e.value.clone().unwrap_or_default()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let rows = reader
+        .get_row_iter(None)
+        .expect("rows")
+        .map(|r| {
+            let r = r.expect("a row");
+            (r.get_long(0).expect("fp_hi"), r.get_long(1).expect("fp_lo"))
+        })
+        .collect();
+    (rows, kv)
+}
+
+#[test]
+fn export_parquet_of_an_empty_store_and_to_stdout() {
+    let dir = TempDir::new().expect("temp dir");
+    let s = dir.path().join("s");
+    urikey().args(["state", "init"]).arg(&s).assert().success();
+    let empty = dir.path().join("empty.parquet");
+    urikey()
+        .args(["state", "export", "--format", "parquet", "-o"])
+        .arg(&empty)
+        .arg(&s)
+        .assert()
+        .success();
+    assert_eq!(parquet_rows(&empty).0, []);
+    let lines: String = (0..3000)
+        .map(|i| format!("http://e.example/{i}\n"))
+        .collect();
+    urikey()
+        .args(["dedup", "-q", "--state"])
+        .arg(&s)
+        .write_stdin(lines)
+        .assert()
+        .success();
+    // Written to stdout (a pipe) as well as to a file.
+    let out = urikey()
+        .args(["state", "export", "--format", "parquet"])
+        .arg(&s)
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let piped = dir.path().join("piped.parquet");
+    std::fs::write(&piped, &out.stdout).expect("writes");
+    let (rows, _) = parquet_rows(&piped);
+    assert_eq!(rows.len(), 3000);
+    let hex = stdout_of(urikey().args(["state", "export"]).arg(&s));
+    let from_parquet: Vec<String> = rows
+        .iter()
+        .map(|&(hi, lo)| format!("{:016x}{:016x}", hi as u64, lo as u64))
+        .collect();
+    assert_eq!(from_parquet, hex.lines().collect::<Vec<_>>());
 }
 
 /// Kills `child` after `delay`, unless it ended; returns whether it ended

@@ -4,12 +4,14 @@
 //! and the IIPC draft <https://github.com/iipc/warc-specifications/pull/61>;
 //! Common Crawl's `cdx-NNNNN.gz` files are CDXJ).
 //!
-//! The JSON is read by `serde_json` with full string unescaping
-//! (`\u0026`, `\/`, surrogate pairs); a URL without escapes is borrowed
-//! from the line, one with escapes is written to the caller's buffer. Only
-//! `url` is kept (the last one, if there are several, as jq reads it): a
-//! hand-written visitor skips the other members without building them, and
-//! checks that the whole object parses.
+//! A flat object without escapes, as Common Crawl and pywb write it, is
+//! checked and its `url` found in one pass (`cdxj_fast.rs`); anything else
+//! is read by `serde_json` with full string unescaping (`\u0026`, `\/`,
+//! surrogate pairs). A URL without escapes is borrowed from the line, one
+//! with escapes is written to the caller's buffer. Only `url` is kept (the
+//! last one, if there are several, as jq reads it): a hand-written visitor
+//! skips the other members without building them, and checks that the
+//! whole object parses.
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
@@ -23,6 +25,24 @@ use super::super::Problem;
 /// JSON object or it does not parse, [`Problem::MissingField`] when it has
 /// no string `url`.
 pub fn url<'a>(
+    line: &'a [u8],
+    buf: &'a mut Vec<u8>,
+) -> Result<(usize, &'a [u8]), (usize, Problem)> {
+    if let Some(start) = json_start(line) {
+        if let Some((at, len)) = super::cdxj_fast::url(&line[start..]) {
+            let at = start + at;
+            return Ok((at, &line[at..at + len]));
+        }
+    }
+    url_by_serde(line, buf)
+}
+
+/// [`url`] read by `serde_json` alone, whatever the line (the reference
+/// the fast path is tested and measured against).
+///
+/// # Errors
+/// As [`url`].
+pub fn url_by_serde<'a>(
     line: &'a [u8],
     buf: &'a mut Vec<u8>,
 ) -> Result<(usize, &'a [u8]), (usize, Problem)> {
@@ -160,6 +180,133 @@ impl<'de> Visitor<'de> for UrlString<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// Both readers give the same answer.
+    fn same(line: &[u8]) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let fast = url(line, &mut a).map(|(at, u)| (at, u.to_vec()));
+        let slow = url_by_serde(line, &mut b).map(|(at, u)| (at, u.to_vec()));
+        assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(line));
+    }
+
+    fn key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("url".to_owned()),
+            Just("mime".to_owned()),
+            Just("u\\u0072l".to_owned()),
+            Just("URL".to_owned()),
+            Just("url ".to_owned()),
+            "[a-z]{0,4}",
+        ]
+        .prop_map(|k| format!("\"{k}\""))
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        let string = proptest::collection::vec(
+            prop_oneof![
+                Just("http://a.example/p?q=1".to_owned()),
+                Just("\\/".to_owned()),
+                Just("\\u0026".to_owned()),
+                Just("\\ud83d\\ude00".to_owned()),
+                Just("\\ud800".to_owned()),
+                Just("\\\"".to_owned()),
+                Just("\\x".to_owned()),
+                Just("\u{e9}\u{1F600}".to_owned()),
+                Just("\t".to_owned()),
+                Just("\u{7f}".to_owned()),
+                "[ -~]{0,3}",
+            ],
+            0..4,
+        )
+        .prop_map(|parts| format!("\"{}\"", parts.concat()));
+        let leaf = prop_oneof![
+            string,
+            Just("0".to_owned()),
+            Just("-12.5e+3".to_owned()),
+            Just("1e400".to_owned()),
+            Just("01".to_owned()),
+            Just("1.".to_owned()),
+            Just("-".to_owned()),
+            Just("true".to_owned()),
+            Just("nul".to_owned()),
+            Just("null".to_owned()),
+            Just("false".to_owned()),
+        ];
+        leaf.prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..3)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                proptest::collection::vec((key(), inner), 0..3).prop_map(|m| {
+                    let m: Vec<String> = m.into_iter().map(|(k, v)| format!("{k}:{v}")).collect();
+                    format!("{{{}}}", m.join(","))
+                }),
+            ]
+        })
+    }
+
+    fn ws() -> impl Strategy<Value = &'static str> {
+        prop_oneof![
+            Just(""),
+            Just(""),
+            Just(" "),
+            Just("\t"),
+            Just("\r\n"),
+            Just("\u{b}")
+        ]
+    }
+
+    prop_compose! {
+        fn member()(k in key(), v in value(), a in ws(), b in ws(), c in ws()) -> String {
+            format!("{a}{k}{b}:{c}{v}")
+        }
+    }
+
+    prop_compose! {
+        fn line()(members in proptest::collection::vec(member(), 0..6), end in ws(),
+                  tail in prop_oneof![Just(""), Just(""), Just(" x"), Just(","), Just("}")]) -> Vec<u8> {
+            format!("com,example)/ 20240101000000 {{{}{end}}}{tail}", members.join(",")).into_bytes()
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn cdxj_fast_path_agrees_with_serde(line in line()) {
+            same(&line);
+        }
+
+        #[test]
+        fn cdxj_fast_path_agrees_with_serde_mutated(
+            line in line(),
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>(), 0u8..3), 1..4),
+        ) {
+            let mut line = line;
+            for (at, byte, how) in edits {
+                let at = at % (line.len() + 1);
+                match how {
+                    0 => line.insert(at, byte),
+                    1 if at < line.len() => line[at] = byte,
+                    _ if at < line.len() => {
+                        line.remove(at);
+                    }
+                    _ => {}
+                }
+            }
+            same(&line);
+        }
+
+        #[test]
+        fn cdxj_fast_path_agrees_with_serde_on_bytes(
+            body in proptest::collection::vec(prop_oneof![
+                Just(b'"'), Just(b':'), Just(b','), Just(b'{'), Just(b'}'), Just(b'\\'),
+                Just(b'u'), Just(b'r'), Just(b'l'), Just(b' '), Just(b'1'), any::<u8>(),
+            ], 0..40),
+        ) {
+            let mut line = b"a 1 {".to_vec();
+            line.extend_from_slice(&body);
+            same(&line);
+        }
+    }
 
     fn get(line: &str) -> Result<(usize, String), (usize, Problem)> {
         let mut buf = Vec::new();

@@ -21,6 +21,7 @@
 
 pub mod cdx;
 pub mod cdxj;
+mod cdxj_fast;
 pub mod detect;
 #[cfg(feature = "parquet")]
 pub mod parquet;

@@ -39,7 +39,8 @@ pub struct Opened {
 
 /// Opens `input` and finds its format: `field` means plain lines with a
 /// column; else `format.format`, or the format [`detect`] finds in its
-/// first bytes.
+/// first bytes. A multi-member gzip input decompresses on `threads`
+/// threads (0: one per core).
 ///
 /// # Errors
 /// [`Error::Open`]/[`Error::Read`] when the input cannot be read; [`Error::Format`]
@@ -49,10 +50,11 @@ pub fn open(
     format: &InputFormat,
     field: Option<Field>,
     mmap: MmapChoice,
+    threads: usize,
     raw_read: &Arc<AtomicU64>,
 ) -> Result<Opened, Error> {
     let name = input.name();
-    let mut source = input::open(input, mmap, raw_read)?;
+    let mut source = input::open(input, mmap, threads, raw_read)?;
     if let Some(f) = field {
         return Ok(Opened {
             name,
@@ -84,6 +86,14 @@ pub fn open(
                         source,
                     })?;
                 *reader = Box::new(Cursor::new(head.clone()).chain(taken));
+            }
+            Source::Members(reader) => {
+                head = reader.head(DETECT_BYTES).map_err(|source| Error::Read {
+                    path: name.clone(),
+                    compression: Some("gzip"),
+                    offset: 0,
+                    source,
+                })?;
             }
         }
     }
@@ -125,13 +135,7 @@ pub fn open(
 
 /// The content of `source` as a stream, and its compression.
 pub fn into_reader(source: Source) -> (Box<dyn Read + Send>, Option<&'static str>) {
-    match source {
-        Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
-        Source::Stream {
-            reader,
-            compression,
-        } => (reader, compression),
-    }
+    source.into_reader()
 }
 
 /// The content of `source` in memory (a Parquet file needs all of it).
@@ -141,7 +145,8 @@ pub fn into_reader(source: Source) -> (Box<dyn Read + Send>, Option<&'static str
 pub fn into_bytes(source: Source) -> io::Result<SharedBytes> {
     match source {
         Source::Slice(bytes) => Ok(bytes),
-        Source::Stream { mut reader, .. } => {
+        stream => {
+            let (mut reader, _) = stream.into_reader();
             let mut all = Vec::new();
             reader.read_to_end(&mut all)?;
             Ok(SharedBytes::from_memory(Arc::from(all)))
@@ -391,7 +396,7 @@ pub fn for_each_record<E: From<Error>>(
     let raw_read = Arc::new(AtomicU64::new(0));
     let mut buf = Vec::new();
     for input in inputs {
-        let opened = open(input, format, field, MmapChoice::never(), &raw_read)?;
+        let opened = open(input, format, field, MmapChoice::never(), 0, &raw_read)?;
         let name = opened.name;
         let extract = opened.extract;
         match opened.format {

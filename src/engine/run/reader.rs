@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
+use crate::engine::blocks::BlockChunker;
 use crate::engine::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
 use crate::engine::error::Error;
 use crate::engine::formats::records::{Lines, RecordReader};
@@ -31,14 +32,20 @@ pub(super) fn read_inputs(
     };
     for (index, input) in inputs.into_iter().enumerate() {
         let format = &config.format;
-        let opened =
-            match formats::records::open(input, format, config.field, config.mmap, raw_read) {
-                Ok(s) => s,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            };
+        let opened = match formats::records::open(
+            input,
+            format,
+            config.field,
+            config.mmap,
+            threads,
+            raw_read,
+        ) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        };
         let name = opened.name;
         let extract = opened.extract;
         match (opened.format, opened.source) {
@@ -83,6 +90,31 @@ pub(super) fn read_inputs(
                     raw_read.fetch_add(consumed, Ordering::Relaxed);
                     if !out.push(chunk) {
                         return;
+                    }
+                }
+            }
+            (_, Source::Members(reader)) => {
+                let mut chunker = BlockChunker::new(reader, index, limits);
+                chunker.extract = extract;
+                loop {
+                    chunker.set_chunk_size(out.next_size());
+                    match chunker.next_chunk() {
+                        Ok(Some(chunk)) => {
+                            if !out.push(chunk) {
+                                return;
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(source) => {
+                            out.flush();
+                            let _ = tx.send(Err(Error::Read {
+                                path: name,
+                                compression: Some("gzip"),
+                                offset: chunker.position(),
+                                source,
+                            }));
+                            return;
+                        }
                     }
                 }
             }
