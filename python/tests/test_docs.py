@@ -118,7 +118,14 @@ def test_python_blocks_run(
         "batches": [URLS[:2], URLS[1:]],
     }
     if any(re.search(r"\bspark\.", code) for _, code, skip in found if skip is None):
-        namespace["spark"] = request.getfixturevalue("spark")
+        namespace["spark"] = session = request.getfixturevalue("spark")
+        # The JVM resolves relative paths against its own working directory,
+        # the one it started in (another test's, when that test started it).
+        jvm = session._jvm
+        fs = jvm.org.apache.hadoop.fs.FileSystem.get(session._jsc.hadoopConfiguration())
+        before = fs.getWorkingDirectory()
+        fs.setWorkingDirectory(jvm.org.apache.hadoop.fs.Path(str(tmp_path)))
+        request.addfinalizer(lambda: fs.setWorkingDirectory(before))
     ran = 0
     for line, code, skip in found:
         if skip is not None:
