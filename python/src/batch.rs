@@ -13,6 +13,33 @@ use crate::held_lines::{HeldLines, HeldLinesBuilder};
 use crate::keys::{KeyRef, Keys, Line};
 use crate::text;
 
+/// How many items ahead of the one read a list's item is asked for.
+const READ_AHEAD: usize = 8;
+
+/// Cache lines of a str asked for: its header, and the text that follows
+/// it (a compact str's), up to about 150 bytes.
+const STR_LINES: usize = 3;
+
+/// Asks the CPU to load the str at `p` and the text after its header: the
+/// strs of a large list lie all over the heap, and reading them one after
+/// another (here, then while keying on the worker threads) waits for
+/// memory at each otherwise (about 250 ns an item for 100,000 strs of a
+/// dump).
+#[inline]
+fn prefetch_object(p: *mut pyo3::ffi::PyObject) {
+    #[cfg(target_arch = "x86_64")]
+    for line in 0..STR_LINES {
+        // SAFETY: a prefetch is only a hint: it never faults, reads nothing
+        // the program can observe and writes nothing, whatever the address.
+        unsafe {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>().wrapping_add(64 * line));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 /// What holds the bytes the lines point into.
 enum Holder<'py> {
     /// A tuple of the caller's items: it keeps every `str` alive (their
@@ -71,7 +98,13 @@ impl<'py> Batch<'py> {
         let mut lines = HeldLinesBuilder::with_capacity(items.len());
         // Borrowed items: the tuple holds them, and a reference count
         // changed twice per item is two calls into Python under abi3.
+        let len = items.len();
         for (i, item) in items.iter_borrowed().enumerate() {
+            if i + READ_AHEAD < len {
+                if let Ok(ahead) = items.get_borrowed_item(i + READ_AHEAD) {
+                    prefetch_object(ahead.as_ptr());
+                }
+            }
             if item.is_none() {
                 lines.push_missing();
                 continue;

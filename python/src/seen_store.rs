@@ -120,20 +120,11 @@ fn valid_fingerprints(keying: &Keying, lines: &[Line<'_>]) -> Vec<(usize, u128)>
         .collect()
 }
 
-/// Which of `fps` (with their places) the store holds.
+/// Which of `fps` (with their places) the store holds (looked up on all
+/// threads).
 fn in_store(store: &SeenStore, fps: &[(usize, u128)]) -> PyResult<Vec<bool>> {
-    let mut sorted: Vec<(u128, usize)> = fps.iter().enumerate().map(|(k, p)| (p.1, k)).collect();
-    sorted.sort_unstable();
-    let keys: Vec<u128> = sorted.iter().map(|s| s.0).collect();
-    let mut found = vec![false; keys.len()];
-    store
-        .contains_sorted(&keys, &mut found)
-        .map_err(store_error)?;
-    let mut out = vec![false; fps.len()];
-    for ((_, k), f) in sorted.iter().zip(found) {
-        out[*k] = f;
-    }
-    Ok(out)
+    let keys: Vec<u128> = fps.iter().map(|p| p.1).collect();
+    store.contains_each(&keys).map_err(store_error)
 }
 
 /// Adds the fingerprints `valid` (with their places in a batch of `n`):

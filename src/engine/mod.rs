@@ -91,6 +91,7 @@ mod counted;
 mod direct;
 mod error;
 pub mod formats;
+mod fp_sort;
 pub(crate) mod fpset;
 pub mod gzip;
 mod gzip_pipe;

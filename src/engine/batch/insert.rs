@@ -5,6 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use super::super::error::Error;
+use super::super::fp_sort::sort_by_fp;
 use super::super::fpset::Insert;
 use super::super::memory::grown_capacity;
 use super::super::prefetch::prefetch_item;
@@ -73,6 +74,8 @@ pub struct ShardState {
     /// With a prior set: the keys first seen in the batch, and buffers for
     /// asking the prior set about them.
     firsts: Vec<First>,
+    /// Room for sorting `firsts`.
+    spare: Vec<First>,
     fps: Vec<u128>,
     found: Vec<bool>,
     fresh: Vec<u128>,
@@ -100,6 +103,7 @@ impl ShardState {
             counting,
             counts: Vec::new(),
             firsts: Vec::new(),
+            spare: Vec::new(),
             fps: Vec::new(),
             found: Vec::new(),
             fresh: Vec::new(),
@@ -214,7 +218,7 @@ impl ShardState {
         if firsts.is_empty() {
             return Ok(0);
         }
-        firsts.sort_unstable_by_key(|f| f.fp);
+        sort_by_fp(firsts, &mut self.spare, |f| f.fp);
         self.fps.clear();
         self.fps.extend(firsts.iter().map(|f| f.fp));
         self.found.clear();

@@ -19,6 +19,7 @@ use std::sync::{mpsc, Arc};
 use rayon::prelude::*;
 
 use super::super::error::Error;
+use super::super::fp_sort::sort_by_fp;
 use super::super::fpset::Insert;
 use super::super::input::SharedBytes;
 use super::super::map_window::MapWindow;
@@ -254,6 +255,8 @@ struct Chooser<'b> {
     prior: Option<&'b dyn PriorKeys>,
     /// Keys first seen since the last settle: fingerprint, sequence, id.
     pending: Vec<(u128, u64, u32)>,
+    /// Room for sorting `pending`.
+    spare: Vec<(u128, u64, u32)>,
     fps: Vec<u128>,
     found: Vec<bool>,
     /// The partition's keys new to the prior set.
@@ -273,6 +276,7 @@ impl<'b> Chooser<'b> {
             firsts: Vec::new(),
             prior,
             pending: Vec::new(),
+            spare: Vec::new(),
             fps: Vec::new(),
             found: Vec::new(),
             fresh: Vec::new(),
@@ -324,7 +328,7 @@ impl<'b> Chooser<'b> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.pending.sort_unstable_by_key(|p| p.0);
+        sort_by_fp(&mut self.pending, &mut self.spare, |p| p.0);
         self.fps.clear();
         self.fps.extend(self.pending.iter().map(|p| p.0));
         self.found.clear();

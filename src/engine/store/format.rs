@@ -58,6 +58,9 @@ const KEYS_PER_ENTRY: u64 = 32;
 /// How many lookups ahead [`RunFile::contains_sorted`] asks for the key a
 /// lookup will read (its directory entry: twice as far).
 const AHEAD: usize = 16;
+/// Keys either side of where a key is expected that a lookup's prefetch
+/// covers: the walk from there is rarely longer.
+const NEAR: u64 = 4;
 /// Most directory bits (2³² entries: 32 GiB of directory, for 2³⁷ keys).
 const MAX_DIR_BITS: u32 = 32;
 
@@ -526,8 +529,9 @@ impl RunFile {
     ///
     /// Each lookup is a random read of the mapped keys: what the lookup
     /// [`AHEAD`] places on reads (its directory entry twice as far ahead,
-    /// then the key where it is expected) is asked for early, so that
-    /// several reads are in flight at once.
+    /// then the keys around where it is expected, or the blocks its first
+    /// check hashes) is asked for early, so that several reads are in
+    /// flight at once.
     ///
     /// # Errors
     /// [`StoreError::Corrupt`] when a block read fails its checksum.
@@ -540,19 +544,56 @@ impl RunFile {
                 prefetch_item(&self.dir, self.layout.entry_of(fp));
             }
             if let Some(&fp) = fps.get(i + AHEAD) {
-                let e = self.layout.entry_of(fp);
-                if let (Some(&lo), Some(&hi)) = (self.dir.get(e), self.dir.get(e + 1)) {
-                    if lo < hi {
-                        let at = HEADER_BYTES + self.layout.key_bytes() * self.guess(fp, lo, hi);
-                        prefetch(&self.map, at as usize);
-                    }
-                }
+                self.prefetch_lookup(fp);
             }
             if !found[i] {
                 found[i] = self.contains(fps[i])?;
             }
         }
         Ok(())
+    }
+
+    /// Asks for the bytes a lookup of `fp` will read: the blocks of its
+    /// directory entry not checked yet (the check hashes them whole), or
+    /// else the keys around where it is expected (the walk from there
+    /// crosses a cache line about every other lookup).
+    #[inline]
+    fn prefetch_lookup(&self, fp: u128) {
+        let e = self.layout.entry_of(fp);
+        let (Some(&lo), Some(&hi)) = (self.dir.get(e), self.dir.get(e + 1)) else {
+            return;
+        };
+        if lo >= hi {
+            return;
+        }
+        let width = self.layout.key_bytes();
+        let (mut from, mut to) = {
+            let at = self.guess(fp, lo, hi);
+            let near = at.saturating_sub(NEAR).max(lo)..(at + NEAR + 1).min(hi);
+            (near.start, near.end)
+        };
+        for b in lo / BLOCK_KEYS..=(hi - 1) / BLOCK_KEYS {
+            if !self.is_checked(b) {
+                from = from.min(b * BLOCK_KEYS);
+                to = to.max(((b + 1) * BLOCK_KEYS).min(self.layout.keys));
+            }
+        }
+        // A key is read as the 16 bytes that end with it.
+        let start = HEADER_BYTES + width * from - (16 - width);
+        let end = HEADER_BYTES + width * to;
+        let mut line = start & !63;
+        while line < end {
+            prefetch(&self.map, line as usize);
+            line += 64;
+        }
+    }
+
+    /// Whether block `b` was checked already.
+    #[inline]
+    fn is_checked(&self, b: u64) -> bool {
+        self.checked
+            .get((b / 64) as usize)
+            .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (b % 64)) != 0)
     }
 
     /// Where `fp` is expected among the keys `lo..hi` of its directory

@@ -56,6 +56,7 @@ mod durable;
 mod error;
 mod format;
 mod lock;
+mod lookup;
 mod manifest;
 mod pending;
 mod session;
@@ -77,6 +78,7 @@ pub use verify::{verify, VerifyReport};
 use durable::{pause, sync_dir, Step};
 use format::{RunFile, RunWriter};
 use lock::WriterLock;
+use lookup::{contains_each, contains_in};
 use manifest::{is_run_name, run_name, Manifest, RunEntry, MANIFEST, MANIFEST_TMP};
 use pending::TMP_PREFIX;
 
@@ -389,6 +391,16 @@ impl SeenStore {
     /// [`StoreError::Corrupt`] when a block read fails its checksum.
     pub fn contains_sorted(&self, fps: &[u128], found: &mut [bool]) -> Result<(), StoreError> {
         contains_in(&self.runs, fps, found)
+    }
+
+    /// Whether the store holds each of `fps` (in any order), in their
+    /// order: they are sorted and looked up on rayon's threads, so a large
+    /// batch in any order costs about what a sorted one does.
+    ///
+    /// # Errors
+    /// As [`contains_sorted`](Self::contains_sorted).
+    pub fn contains_each(&self, fps: &[u128]) -> Result<Vec<bool>, StoreError> {
+        contains_each(&self.runs, fps)
     }
 
     /// Whether the store holds `fp`.
@@ -778,14 +790,6 @@ fn open_runs(dir: &Path, m: &Manifest) -> Result<Vec<Arc<RunFile>>, OpenRuns> {
     Ok(runs)
 }
 
-/// Lookups in `runs` (largest first), sorted `fps`.
-fn contains_in(runs: &[Arc<RunFile>], fps: &[u128], found: &mut [bool]) -> Result<(), StoreError> {
-    for r in runs {
-        r.contains_sorted(fps, found)?;
-    }
-    Ok(())
-}
-
 fn is_empty_or_missing(dir: &Path) -> Result<bool, StoreError> {
     match std::fs::read_dir(dir) {
         Ok(mut entries) => Ok(entries.next().is_none()),
@@ -862,6 +866,21 @@ mod tests {
         let mut want = fps(0..1100);
         want.sort_unstable();
         assert_eq!(all, want);
+    }
+
+    #[test]
+    fn store_contains_each_answers_in_any_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = SeenStore::create(dir.path(), &config()).unwrap();
+        assert_eq!(s.contains_each(&fps(0..3)).unwrap(), [false; 3]);
+        commit(&mut s, &fps(0..30_000));
+        commit(&mut s, &fps(30_000..40_000));
+        // Unsorted, repeated, more than one piece, half of them held.
+        let mut asked = fps(20_000..60_000);
+        asked.extend(fps(39_999..40_001));
+        let got = s.contains_each(&asked).unwrap();
+        assert_eq!(got, holds(&s, &asked));
+        assert_eq!(got.iter().filter(|&&f| f).count(), 20_001);
     }
 
     #[test]
