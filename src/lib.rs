@@ -37,8 +37,8 @@
 //!    `engine/gzip.rs`, a pipe a window at a time in `engine/gzip_pipe.rs`.
 //! 2. `engine/run/reader.rs` cuts it at newlines into chunks
 //!    (`engine/chunk.rs`, `engine/newlines.rs`; the decoded segments of a
-//!    mapped gzip file without a copy in `engine/blocks.rs`) and hands them over a
-//!    batch at a time; `engine/lines.rs` holds the line rules every command
+//!    mapped gzip file without a copy in `engine/blocks.rs`) and hands them
+//!    over a batch at a time; `engine/lines.rs` holds the line rules every command
 //!    shares (BOM, CR, line limit, `--field`).
 //! 3. `engine/run/driver.rs` runs the phases of each batch
 //!    (`engine/batch/`): phase 1 (`engine/batch/scan.rs`) turns every line
@@ -48,6 +48,8 @@
 //!    (`engine/fpset/`), in input order; it also keeps the memory budget
 //!    (`engine/memory.rs`) and switches to spilling past it
 //!    (`engine/spill/`: partition and lines files, resolution, final merge).
+//!    With a seen-store, the keys a run sees first are sorted by
+//!    `engine/fp_sort.rs` before the store is asked about them.
 //! 4. `engine/run/writer.rs` writes the selected lines of each batch in
 //!    order (phase 3, `engine/batch/emit.rs`); `engine/output.rs` makes an
 //!    output file appear whole or not at all; `engine/observe.rs` reports
@@ -57,7 +59,8 @@
 //! consults for every key it sees first (in phase 2, and when a spilled
 //! run resolves a partition); `engine/store/` is the seen-store behind it:
 //! `engine/store/mod.rs` (open, commit, compact, merge), run files
-//! (`engine/store/format.rs`), the manifest and its atomic replacement
+//! (`engine/store/format.rs`), batch lookups on all threads
+//! (`engine/store/lookup.rs`), the manifest and its atomic replacement
 //! (`engine/store/manifest.rs`), the writer lock (`engine/store/lock.rs`),
 //! the new keys waiting for a commit (`engine/store/pending.rs`), merging
 //! runs (`engine/store/compact.rs`), `engine/store/verify.rs`; the commands
@@ -90,7 +93,8 @@
 //! * a new key format: `uri/key/config.rs` (`KeyFormat`) and `write_key`
 //!   in `uri/key/mod.rs`;
 //! * a new input format: `engine/formats/` (its detection in
-//!   `engine/formats/detect.rs`, a file per format); a new compression:
+//!   `engine/formats/detect.rs`, a file per format; CDXJ's one-pass
+//!   reader of plain lines is `engine/formats/cdxj_fast.rs`); a new compression:
 //!   `engine/input.rs`;
 //! * a new command or option: `cli/` (one file per command: `cli/dedup.rs`,
 //!   `cli/normalize.rs`, `cli/parse.rs`, `cli/resolve.rs`; options shared by
