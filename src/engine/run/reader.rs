@@ -2,11 +2,12 @@
 //! (or, for the record formats, into chunks of the URLs their records
 //! hold), handed to the driver a batch at a time.
 
+use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
-use crate::engine::blocks::BlockChunker;
+use crate::engine::blocks::{BlockChunker, Blocks};
 use crate::engine::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
 use crate::engine::error::Error;
 use crate::engine::formats::records::{Lines, RecordReader};
@@ -96,26 +97,8 @@ pub(super) fn read_inputs(
             (_, Source::Members(reader)) => {
                 let mut chunker = BlockChunker::new(reader, index, limits);
                 chunker.extract = extract;
-                loop {
-                    chunker.set_chunk_size(out.next_size());
-                    match chunker.next_chunk() {
-                        Ok(Some(chunk)) => {
-                            if !out.push(chunk) {
-                                return;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(source) => {
-                            out.flush();
-                            let _ = tx.send(Err(Error::Read {
-                                path: name,
-                                compression: Some("gzip"),
-                                offset: chunker.position(),
-                                source,
-                            }));
-                            return;
-                        }
-                    }
+                if !send_chunks(&mut chunker, &mut out, name, Some("gzip")) {
+                    return;
                 }
             }
             (
@@ -127,31 +110,77 @@ pub(super) fn read_inputs(
             ) => {
                 let mut chunker = StreamChunker::new(reader, index, limits);
                 chunker.extract = extract;
-                loop {
-                    chunker.set_chunk_size(out.next_size());
-                    match chunker.next_chunk() {
-                        Ok(Some(chunk)) => {
-                            if !out.push(chunk) {
-                                return;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(source) => {
-                            out.flush();
-                            let _ = tx.send(Err(Error::Read {
-                                path: name,
-                                compression,
-                                offset: chunker.position(),
-                                source,
-                            }));
-                            return;
-                        }
-                    }
+                if !send_chunks(&mut chunker, &mut out, name, compression) {
+                    return;
                 }
             }
         }
     }
     out.finish();
+}
+
+/// A chunker of a stream of bytes (decoded gzip segments, or any reader).
+trait StreamChunks {
+    fn set_chunk_size(&mut self, size: usize);
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>>;
+    /// Bytes read so far, where a read error is reported.
+    fn position(&self) -> u64;
+}
+
+impl<B: Blocks> StreamChunks for BlockChunker<B> {
+    fn set_chunk_size(&mut self, size: usize) {
+        BlockChunker::set_chunk_size(self, size);
+    }
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+        BlockChunker::next_chunk(self)
+    }
+    fn position(&self) -> u64 {
+        BlockChunker::position(self)
+    }
+}
+
+impl<R: Read> StreamChunks for StreamChunker<R> {
+    fn set_chunk_size(&mut self, size: usize) {
+        StreamChunker::set_chunk_size(self, size);
+    }
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+        StreamChunker::next_chunk(self)
+    }
+    fn position(&self) -> u64 {
+        StreamChunker::position(self)
+    }
+}
+
+/// Sends every chunk of `chunker`; on a read error, the chunks before it
+/// and then the error, naming `path` and where it happened. False when the
+/// run stops (an error, or the driver has gone).
+fn send_chunks(
+    chunker: &mut impl StreamChunks,
+    out: &mut BatchSender<'_>,
+    path: String,
+    compression: Option<&'static str>,
+) -> bool {
+    loop {
+        chunker.set_chunk_size(out.next_size());
+        match chunker.next_chunk() {
+            Ok(Some(chunk)) => {
+                if !out.push(chunk) {
+                    return false;
+                }
+            }
+            Ok(None) => return true,
+            Err(source) => {
+                out.flush();
+                let _ = out.tx.send(Err(Error::Read {
+                    path,
+                    compression,
+                    offset: chunker.position(),
+                    source,
+                }));
+                return false;
+            }
+        }
+    }
 }
 
 /// Groups the reader's chunks into batches. One message a batch rather
