@@ -203,17 +203,9 @@ fn formats_truncated_gzip_member_after_the_lines_before_it() {
 #[test]
 fn formats_multi_member_gzip_reads_as_the_plain_file() {
     let dir = TempDir::new().unwrap();
-    let parts: Vec<Vec<u8>> = (0..60)
-        .map(|m| {
-            (0..2000)
-                .map(|i| format!("http://h{}.example/{m}/{}\n", i % 50, i * 7 % 1000))
-                .collect::<String>()
-                .into_bytes()
-        })
-        .collect();
-    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let (parts, file) = members_file();
     let plain = write(&dir, "plain.txt", &parts.concat());
-    let gz = write(&dir, "members.gz", &gzip_members(&refs));
+    let gz = write(&dir, "members.gz", &file);
     let want = stdout_of(urikey().args(["dedup", "--emit", "original"]).arg(&plain));
     let got = stdout_of(urikey().args(["dedup", "--emit", "original"]).arg(&gz));
     assert_eq!(got, want);
