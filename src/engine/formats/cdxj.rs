@@ -4,10 +4,10 @@
 //! and the IIPC draft <https://github.com/iipc/warc-specifications/pull/61>;
 //! Common Crawl's `cdx-NNNNN.gz` files are CDXJ).
 //!
-//! A flat object without escapes, as Common Crawl and pywb write it, is
-//! checked and its `url` found in one pass (`cdxj_fast.rs`); anything else
-//! is read by `serde_json` with full string unescaping (`\u0026`, `\/`,
-//! surrogate pairs). A URL without escapes is borrowed from the line, one
+//! A flat object, as Common Crawl and pywb write it, is checked and its
+//! `url` found in one pass (`cdxj_fast.rs`, one-letter escapes such as
+//! `\/` included); anything else is read by `serde_json` with full string
+//! unescaping (`\u0026`, surrogate pairs). A URL without escapes is borrowed from the line, one
 //! with escapes is written to the caller's buffer. Only `url` is kept (the
 //! last one, if there are several, as jq reads it): a hand-written visitor
 //! skips the other members without building them, and checks that the
@@ -29,9 +29,16 @@ pub fn url<'a>(
     buf: &'a mut Vec<u8>,
 ) -> Result<(usize, &'a [u8]), (usize, Problem)> {
     if let Some(start) = json_start(line) {
-        if let Some((at, len)) = super::cdxj_fast::url(&line[start..]) {
-            let at = start + at;
-            return Ok((at, &line[at..at + len]));
+        let json = &line[start..];
+        if let Some(u) = super::cdxj_fast::url(json) {
+            if !u.escaped {
+                return Ok((start + u.start, &json[u.start..u.end]));
+            }
+            // As serde_json's reader: the value in `buf`, placed at the
+            // object's start.
+            buf.clear();
+            super::cdxj_fast::unescape(&json[u.start..u.end], buf);
+            return Ok((start, &buf[..]));
         }
     }
     url_by_serde(line, buf)
@@ -195,6 +202,8 @@ mod tests {
             Just("url".to_owned()),
             Just("mime".to_owned()),
             Just("u\\u0072l".to_owned()),
+            Just("ur\\/l".to_owned()),
+            Just("url\\n".to_owned()),
             Just("URL".to_owned()),
             Just("url ".to_owned()),
             "[a-z]{0,4}",
@@ -211,6 +220,9 @@ mod tests {
                 Just("\\ud83d\\ude00".to_owned()),
                 Just("\\ud800".to_owned()),
                 Just("\\\"".to_owned()),
+                Just("\\\\".to_owned()),
+                Just("\\n\\t\\b\\f\\r".to_owned()),
+                Just("\\".to_owned()),
                 Just("\\x".to_owned()),
                 Just("\u{e9}\u{1F600}".to_owned()),
                 Just("\t".to_owned()),

@@ -1,18 +1,28 @@
 //! The fast path of the CDXJ reader: the JSON of a CDXJ line as Common
 //! Crawl and pywb write it, a flat object of string (or number, `true`,
-//! `false`, `null`) members without escapes, is checked and its `url`
-//! found in one pass over the bytes, without a JSON parser.
+//! `false`, `null`) members, is checked and its `url` found in one pass
+//! over the bytes, without a JSON parser. Strings may hold the one-letter
+//! escapes (`\/` is common: some writers escape every slash).
 //!
-//! It answers only when the answer is certain; anything else (an escape,
-//! a nested value, a syntax error, no `url`, a `url` that is not a
+//! It answers only when the answer is certain; anything else (a `\u`
+//! escape, a nested value, a syntax error, no `url`, a `url` that is not a
 //! string) gives `None`, and the caller asks `serde_json`. So it accepts
 //! only JSON that `serde_json` accepts, and finds the same `url` (the last
 //! one, as jq reads it): a test checks both on generated and mutated
 //! lines.
 
-/// The URL of the JSON object `json` (from its `{`): its offset in `json`
-/// and length, or `None` when the slow path must decide.
-pub fn url(json: &[u8]) -> Option<(usize, usize)> {
+/// A JSON string found by [`url`]: where its content is in the JSON, and
+/// whether it holds escapes (then [`unescape`] gives its value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Str {
+    pub start: usize,
+    pub end: usize,
+    pub escaped: bool,
+}
+
+/// The `url` string of the JSON object `json` (from its `{`), or `None`
+/// when the slow path must decide.
+pub fn url(json: &[u8]) -> Option<Str> {
     let mut s = Scan { b: json, i: 0 };
     s.byte(b'{')?;
     s.ws();
@@ -25,10 +35,11 @@ pub fn url(json: &[u8]) -> Option<(usize, usize)> {
         s.ws();
         s.byte(b':')?;
         s.ws();
-        if &json[key.0..key.1] == b"url" {
+        // A name with escapes is never `url`: its one-letter escapes stand
+        // for none of `u`, `r`, `l`.
+        if &json[key.start..key.end] == b"url" {
             // Only a string `url` is answered here.
-            let at = s.string()?;
-            found = Some((at.0, at.1 - at.0));
+            found = Some(s.string()?);
         } else {
             s.scalar()?;
         }
@@ -44,6 +55,28 @@ pub fn url(json: &[u8]) -> Option<(usize, usize)> {
         return None;
     }
     found
+}
+
+/// Appends the value of the escaped string content `raw` (as [`url`] found
+/// it: one-letter escapes only) to `out`.
+pub fn unescape(raw: &[u8], out: &mut Vec<u8>) {
+    let mut bytes = raw.iter();
+    while let Some(&c) = bytes.next() {
+        if c != b'\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match bytes.next() {
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0c,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            // `"`, `\\` and `/` stand for themselves.
+            Some(&other) => other,
+            None => break,
+        });
+    }
 }
 
 /// True when every byte of `s` is in 0x20..0x80, eight at a time.
@@ -89,15 +122,25 @@ impl Scan<'_> {
         }
     }
 
-    /// A string without escapes or control characters, valid UTF-8: the
-    /// range of its content.
-    fn string(&mut self) -> Option<(usize, usize)> {
+    /// A string without `\\u` escapes or control characters, valid UTF-8:
+    /// where its content is.
+    fn string(&mut self) -> Option<Str> {
         self.byte(b'"')?;
         let start = self.i;
-        let end = start + memchr::memchr2(b'"', b'\\', &self.b[start..])?;
-        if self.b[end] != b'"' {
-            return None;
-        }
+        let mut escaped = false;
+        let mut at = start;
+        let end = loop {
+            let quote_or_escape = at + memchr::memchr2(b'"', b'\\', &self.b[at..])?;
+            if self.b[quote_or_escape] == b'"' {
+                break quote_or_escape;
+            }
+            match self.b.get(quote_or_escape + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                _ => return None,
+            }
+            escaped = true;
+            at = quote_or_escape + 2;
+        };
         let content = &self.b[start..end];
         if !printable_ascii(content)
             && (content.iter().any(|&c| c < 0x20) || std::str::from_utf8(content).is_err())
@@ -105,7 +148,11 @@ impl Scan<'_> {
             return None;
         }
         self.i = end + 1;
-        Some((start, end))
+        Some(Str {
+            start,
+            end,
+            escaped,
+        })
     }
 
     /// A string, a number, `true`, `false` or `null`.
@@ -168,16 +215,25 @@ mod tests {
     #[test]
     fn cdxj_fast_answers_common_crawl_lines_only() {
         let json = br#"{"url": "https://example.com/a?b=1", "mime": "text/html", "status": "200", "length": 1234, "x": null}"#;
-        let (at, len) = url(json).unwrap();
-        assert_eq!(&json[at..at + len], b"https://example.com/a?b=1");
+        let u = url(json).unwrap();
+        assert_eq!(&json[u.start..u.end], b"https://example.com/a?b=1");
+        assert!(!u.escaped);
+        // One-letter escapes are answered, and unescaped.
+        let json = br#"{"url":"http:\/\/a\/\"x\\","m":"\t"}"#;
+        let u = url(json).unwrap();
+        assert!(u.escaped);
+        let mut out = Vec::new();
+        unescape(&json[u.start..u.end], &mut out);
+        assert_eq!(out, br#"http://a/"x\"#);
         // The last `url`; a nested one does not count.
         let json = br#"{"url":"http://a/","url":"http://b/"}"#;
         assert_eq!(
-            url(json).map(|(a, n)| &json[a..a + n]),
+            url(json).map(|u| &json[u.start..u.end]),
             Some(&b"http://b/"[..])
         );
         for slow in [
-            &br#"{"url":"http:\/\/a/"}"#[..],
+            &br#"{"url":"http:\u002f/a/"}"#[..],
+            br#"{"url":"http:\x"}"#,
             br#"{"n":{"url":"x"},"url":"http://a/"}"#,
             br#"{"mime":"x"}"#,
             br#"{"url":3}"#,
