@@ -33,14 +33,12 @@ spark = (
 )
 spark.sparkContext.setLogLevel("ERROR")
 numbered = (
-    spark.read.parquet(parquet)
-    .select("url")
-    .withColumn("n", F.monotonically_increasing_id())
+    spark.read.parquet(parquet).select("url").withColumn("n", F.monotonically_increasing_id())
 )
 seen_dir = os.path.join(tempfile.mkdtemp(), "seen")
-uks.with_keys(numbered.where(f"n % {every} = 0"), "url").where(
-    "url_fp_hi IS NOT NULL"
-).selectExpr("url_fp_hi AS fp_hi", "url_fp_lo AS fp_lo").write.parquet(seen_dir)
+uks.with_keys(numbered.where(f"n % {every} = 0"), "url").where("url_fp_hi IS NOT NULL").selectExpr(
+    "url_fp_hi AS fp_hi", "url_fp_lo AS fp_lo"
+).write.parquet(seen_dir)
 seen = spark.read.parquet(seen_dir)
 batch = spark.read.parquet(parquet).select("url")
 
