@@ -1,11 +1,13 @@
 //! Decompresses a gzip file with the engine's member-parallel reader
 //! (`urikey::engine::gzip`) and, for comparison, with one flate2
 //! `MultiGzDecoder` stream, printing each rate in MB/s of output (best of
-//! `--rounds`); member-parallel both read into chunks (one copy) and
-//! taken a decoded segment at a time (none, as `urikey dedup` takes them):
+//! `--rounds`). Member-parallel runs in two ways: `chunks` reads into
+//! chunks (one copy), `segments` takes a decoded segment at a time (no
+//! copy, as `urikey dedup` takes them); `--modes` picks them, so a timed
+//! run of the whole process decompresses the file exactly once:
 //!
 //! ```text
-//! cargo run --release --example gunzip_members -- FILE [--threads 1,2] [--rounds 3] [--segment BYTES] [--no-single]
+//! cargo run --release --example gunzip_members -- FILE [--threads 1,2] [--rounds 3] [--segment BYTES] [--modes chunks,segments] [--no-single]
 //! ```
 
 use std::io::Read;
@@ -46,6 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut rounds = 3;
     let mut segment = urikey::engine::gzip::SEGMENT;
     let mut single = true;
+    let mut modes = vec!["chunks".to_string(), "segments".to_string()];
     while let Some(a) = args.next() {
         match a.as_str() {
             "--threads" => {
@@ -58,6 +61,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             "--rounds" => rounds = args.next().ok_or("--rounds N")?.parse()?,
             "--segment" => segment = args.next().ok_or("--segment BYTES")?.parse()?,
+            "--modes" => {
+                modes = args
+                    .next()
+                    .ok_or("--modes chunks,segments")?
+                    .split(',')
+                    .map(str::to_string)
+                    .collect();
+                if let Some(m) = modes
+                    .iter()
+                    .find(|m| !["chunks", "segments"].contains(&m.as_str()))
+                {
+                    return Err(format!("unknown mode {m} (chunks, segments)").into());
+                }
+            }
             "--no-single" => single = false,
             other => return Err(format!("unknown argument {other}").into()),
         }
@@ -74,56 +91,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok((out, best))
     };
     let mut one_stream = None;
+    let report = |what: &str, out: u64, secs: f64, one_stream: Option<f64>| {
+        let ratio = one_stream.map_or(String::new(), |one| {
+            format!(" ({:.2}x one stream)", out as f64 / secs / one)
+        });
+        println!(
+            "{what}: {:.1} MB out in {secs:.3} s: {:.0} MB/s{ratio}",
+            out as f64 / 1e6,
+            out as f64 / 1e6 / secs,
+        );
+    };
     if single {
         let (out, secs) = best(&mut || drain(flate2::read::MultiGzDecoder::new(&file[..])))?;
-        println!(
-            "flate2 MultiGzDecoder (one stream): {:.1} MB out in {secs:.3} s: {:.0} MB/s",
-            out as f64 / 1e6,
-            out as f64 / 1e6 / secs
-        );
+        report("flate2 MultiGzDecoder (one stream)", out, secs, None);
         one_stream = Some(out as f64 / secs);
     }
+    let reader = |t: usize| {
+        let bytes = SharedBytes::from_memory(Arc::clone(&file));
+        let raw = Arc::new(AtomicU64::new(0));
+        MemberReader::with_sizes(bytes, t, &raw, segment, urikey::engine::gzip::CAP)
+    };
     for t in threads {
-        let (out, secs) = best(&mut || {
-            let bytes = SharedBytes::from_memory(Arc::clone(&file));
-            let raw = Arc::new(AtomicU64::new(0));
-            drain(MemberReader::with_sizes(
-                bytes,
-                t,
-                &raw,
-                segment,
-                urikey::engine::gzip::CAP,
-            ))
-        })?;
-        let ratio = one_stream.map_or(String::new(), |one| {
-            format!(" ({:.2}x one stream)", out as f64 / secs / one)
-        });
-        println!(
-            "member-parallel, {t} threads: {:.1} MB out in {secs:.3} s: {:.0} MB/s{ratio}",
-            out as f64 / 1e6,
-            out as f64 / 1e6 / secs,
-        );
-        // The decoded segments taken whole, as the engine's line cutter
-        // takes them (no copy).
-        let (out, secs) = best(&mut || {
-            let bytes = SharedBytes::from_memory(Arc::clone(&file));
-            let raw = Arc::new(AtomicU64::new(0));
-            let mut r =
-                MemberReader::with_sizes(bytes, t, &raw, segment, urikey::engine::gzip::CAP);
-            let mut total = 0u64;
-            while let Some(block) = r.next_block()? {
-                total += block.len() as u64;
-            }
-            Ok(total)
-        })?;
-        let ratio = one_stream.map_or(String::new(), |one| {
-            format!(" ({:.2}x one stream)", out as f64 / secs / one)
-        });
-        println!(
-            "member-parallel, {t} threads, whole segments: {:.1} MB out in {secs:.3} s: {:.0} MB/s{ratio}",
-            out as f64 / 1e6,
-            out as f64 / 1e6 / secs,
-        );
+        if modes.iter().any(|m| m == "chunks") {
+            let (out, secs) = best(&mut || drain(reader(t)))?;
+            report(
+                &format!("member-parallel, {t} threads"),
+                out,
+                secs,
+                one_stream,
+            );
+        }
+        if modes.iter().any(|m| m == "segments") {
+            // The decoded segments taken whole, as the engine's line cutter
+            // takes them (no copy).
+            let (out, secs) = best(&mut || {
+                let mut r = reader(t);
+                let mut total = 0u64;
+                while let Some(block) = r.next_block()? {
+                    total += block.len() as u64;
+                }
+                Ok(total)
+            })?;
+            let what = format!("member-parallel, {t} threads, whole segments");
+            report(&what, out, secs, one_stream);
+        }
     }
     Ok(())
 }

@@ -57,8 +57,9 @@ mod sse2 {
     //! 16-byte read stays inside the array it is given.
 
     use core::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128, _mm_sub_epi8, _mm_xor_si128,
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_min_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128, _mm_sub_epi8,
+        _mm_xor_si128,
     };
 
     /// Sixteen bytes, or sixteen test results (each lane all ones or zero).
@@ -99,6 +100,14 @@ mod sse2 {
                     x,
                 ))
             }
+        }
+
+        /// Is the byte below `b` (an ASCII byte), or not ASCII? One signed
+        /// compare: bytes from 0x80 on are negative as `i8`.
+        #[inline(always)]
+        pub(crate) fn below_or_non_ascii(self, b: u8) -> Self {
+            // SAFETY: see the module comment.
+            Lanes(unsafe { _mm_cmplt_epi8(self.0, _mm_set1_epi8(b as i8)) })
         }
 
         /// Bit `i` set when lane `i` is true.
@@ -173,6 +182,12 @@ mod portable {
         #[inline(always)]
         pub(crate) fn range(self, lo: u8, hi: u8) -> Self {
             lanes(|i| (lo..=hi).contains(&self.0[i]))
+        }
+
+        /// Is the byte below `b` (an ASCII byte), or not ASCII?
+        #[inline(always)]
+        pub(crate) fn below_or_non_ascii(self, b: u8) -> Self {
+            lanes(|i| self.0[i] < b || self.0[i] >= 0x80)
         }
 
         /// Bit `i` set when lane `i` is true.
@@ -252,6 +267,15 @@ mod tests {
                 assert_eq!(got.1, want(f), "portable {chunk:?}");
             };
             both((v.eq(b'%').bits(), p.eq(b'%').bits()), &|b| b == b'%');
+            for below in [0, 0x20, 0x7f] {
+                both(
+                    (
+                        v.below_or_non_ascii(below).bits(),
+                        p.below_or_non_ascii(below).bits(),
+                    ),
+                    &|b| b < below || b >= 0x80,
+                );
+            }
             both(
                 (v.range(0x21, 0x7e).bits(), p.range(0x21, 0x7e).bits()),
                 &|b| (0x21..=0x7e).contains(&b),

@@ -1,8 +1,17 @@
 //! The fast path of the CDXJ reader: the JSON of a CDXJ line as Common
 //! Crawl and pywb write it, a flat object of string (or number, `true`,
-//! `false`, `null`) members, is checked and its `url` found in one pass
-//! over the bytes, without a JSON parser. Strings may hold the one-letter
-//! escapes (`\/` is common: some writers escape every slash).
+//! `false`, `null`) members, is checked and its `url` found without a JSON
+//! parser. Strings may hold the one-letter escapes (`\/` is common: some
+//! writers escape every slash).
+//!
+//! First the line's quotes, backslashes, control and non-ASCII bytes
+//! become bit masks, sixteen bytes at a time ([`Lanes`]). When no
+//! backslash is followed by a quote or another backslash, every quote
+//! opens or closes a string, so the walk over the members jumps from
+//! quote to quote and reads only the few bytes between strings: on Common
+//! Crawl lines (22 strings in 450 bytes) that is 2.5 times faster than
+//! looking for each string's end. Other lines are walked a byte at a time
+//! ([`Scan`]).
 //!
 //! It answers only when the answer is certain; anything else (a `\u`
 //! escape, a nested value, a syntax error, no `url`, a `url` that is not a
@@ -10,6 +19,8 @@
 //! only JSON that `serde_json` accepts, and finds the same `url` (the last
 //! one, as jq reads it): a test checks both on generated and mutated
 //! lines.
+
+use crate::uri::lanes::Lanes;
 
 /// A JSON string found by [`url`]: where its content is in the JSON, and
 /// whether it holds escapes (then [`unescape`] gives its value).
@@ -23,7 +34,21 @@ pub struct Str {
 /// The `url` string of the JSON object `json` (from its `{`), or `None`
 /// when the slow path must decide.
 pub fn url(json: &[u8]) -> Option<Str> {
-    let mut s = Scan { b: json, i: 0 };
+    match Masks::of(json) {
+        Some(masks) => masks.url(json),
+        None => url_by_bytes(json),
+    }
+}
+
+/// [`url`] walked a byte at a time, whatever the line.
+fn url_by_bytes(json: &[u8]) -> Option<Str> {
+    walk(&mut Scan { b: json, i: 0 }, Scan::string)
+}
+
+/// The members of the object at `s`, each string read by `string`: the
+/// last `url`, when every member is a string or a scalar.
+fn walk<'a>(s: &mut Scan<'a>, mut string: impl FnMut(&mut Scan<'a>) -> Option<Str>) -> Option<Str> {
+    let json = s.b;
     s.byte(b'{')?;
     s.ws();
     let mut found = None;
@@ -31,7 +56,7 @@ pub fn url(json: &[u8]) -> Option<Str> {
         return None;
     }
     loop {
-        let key = s.string()?;
+        let key = string(s)?;
         s.ws();
         s.byte(b':')?;
         s.ws();
@@ -39,7 +64,9 @@ pub fn url(json: &[u8]) -> Option<Str> {
         // for none of `u`, `r`, `l`.
         if &json[key.start..key.end] == b"url" {
             // Only a string `url` is answered here.
-            found = Some(s.string()?);
+            found = Some(string(s)?);
+        } else if s.peek() == Some(b'"') {
+            string(s)?;
         } else {
             s.scalar()?;
         }
@@ -57,26 +84,219 @@ pub fn url(json: &[u8]) -> Option<Str> {
     found
 }
 
+/// Longest JSON whose masks are taken, in 64-byte words (Common Crawl's
+/// lines are under 1 KiB); longer objects are walked a byte at a time.
+const WORDS: usize = 32;
+
+/// Where the quotes are in a JSON object whose strings they delimit
+/// exactly: no control byte, and every backslash is followed by a
+/// one-letter escape other than `\"` and `\\`, which (unlike `\u`)
+/// cannot make a quote part of a string or hide a backslash.
+struct Masks {
+    /// Bit `i % 64` of word `i / 64` is set when byte `i` is a quote.
+    quotes: [u64; WORDS],
+    /// Whether the object holds a backslash at all.
+    escapes: bool,
+}
+
+impl Masks {
+    /// The masks of `json`, or `None` when its quotes are not all string
+    /// delimiters (or it is too long, or holds invalid UTF-8).
+    fn of(json: &[u8]) -> Option<Masks> {
+        if json.len() > WORDS * 64 {
+            return None;
+        }
+        let mut quotes = [0u64; WORDS];
+        // A backslash, control or non-ASCII byte anywhere: rare, and then
+        // looked at again below.
+        let mut unusual = Lanes::zero();
+        let mut word_of = |w: usize, word: &[u8; 64]| {
+            let mut q = 0;
+            for (k, part) in word.chunks_exact(16).enumerate() {
+                let Some(part) = part.first_chunk::<16>() else {
+                    continue;
+                };
+                let lanes = Lanes::load(part);
+                q |= u64::from(lanes.eq(b'"').bits()) << (16 * k);
+                unusual = unusual | lanes.eq(b'\\') | lanes.below_or_non_ascii(0x20);
+            }
+            quotes[w] = q;
+        };
+        let mut words = json.chunks_exact(64);
+        let mut n = 0;
+        for word in &mut words {
+            if let Some(word) = word.first_chunk::<64>() {
+                word_of(n, word);
+            }
+            n += 1;
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            // Spaces are none of the bytes looked for.
+            let mut padded = [b' '; 64];
+            padded[..rest.len()].copy_from_slice(rest);
+            word_of(n, &padded);
+        }
+        let escapes = unusual.bits() != 0 && Self::escapes(json)?;
+        Some(Masks { quotes, escapes })
+    }
+
+    /// For an object with a backslash, control or non-ASCII byte: whether
+    /// it holds a backslash, or `None` when its quotes may not all delimit
+    /// strings (or it is not valid UTF-8).
+    fn escapes(json: &[u8]) -> Option<bool> {
+        if json.iter().any(|&c| c < 0x20) || std::str::from_utf8(json).is_err() {
+            return None;
+        }
+        let mut escapes = false;
+        for at in memchr::memchr_iter(b'\\', json) {
+            match json.get(at + 1)? {
+                b'/' | b'b' | b'f' | b'n' | b'r' | b't' => escapes = true,
+                _ => return None,
+            }
+        }
+        Some(escapes)
+    }
+
+    /// [`url`] of the `json` these are the masks of.
+    fn url(&self, json: &[u8]) -> Option<Str> {
+        self.url_of_strings(json)
+            .or_else(|| walk(&mut Scan { b: json, i: 0 }, |s| self.string(s)))
+    }
+
+    /// [`url`] of an object whose members are all strings (as Common
+    /// Crawl writes them): from quote to quote, each gap between strings
+    /// a `:` or `,` with optional spaces. `None` for anything else.
+    fn url_of_strings(&self, json: &[u8]) -> Option<Str> {
+        // Every quote is taken in order: clearing a mask's lowest bit is
+        // a shorter chain of dependent steps than searching from an offset.
+        let mut quotes = Quotes {
+            words: &self.quotes,
+            w: 0,
+            m: self.quotes[0],
+        };
+        let mut open = quotes.next()?;
+        if !separates(&json[..open], b'{', false) {
+            return None;
+        }
+        let mut found = None;
+        loop {
+            let name_end = quotes.next()?;
+            let value = quotes.next()?;
+            let value_end = quotes.next()?;
+            if !separates(&json[name_end + 1..value], b':', true) {
+                return None;
+            }
+            if &json[open + 1..name_end] == b"url" {
+                let (start, end) = (value + 1, value_end);
+                let escaped = self.escapes && memchr::memchr(b'\\', &json[start..end]).is_some();
+                found = Some(Str {
+                    start,
+                    end,
+                    escaped,
+                });
+            }
+            let Some(next) = quotes.next() else {
+                return separates(&json[value_end + 1..], b'}', true).then_some(found)?;
+            };
+            if !separates(&json[value_end + 1..next], b',', true) {
+                return None;
+            }
+            open = next;
+        }
+    }
+
+    /// The string that opens at `s`: it ends at the next quote.
+    fn string(&self, s: &mut Scan<'_>) -> Option<Str> {
+        s.byte(b'"')?;
+        let start = s.i;
+        let end = self.next_quote(start)?;
+        s.i = end + 1;
+        let escaped = self.escapes && memchr::memchr(b'\\', &s.b[start..end]).is_some();
+        Some(Str {
+            start,
+            end,
+            escaped,
+        })
+    }
+
+    /// The first quote at `from` or after.
+    fn next_quote(&self, from: usize) -> Option<usize> {
+        let mut w = from / 64;
+        let mut m = *self.quotes.get(w)? & (!0u64 << (from % 64));
+        while m == 0 {
+            w += 1;
+            m = *self.quotes.get(w)?;
+        }
+        Some(w * 64 + m.trailing_zeros() as usize)
+    }
+}
+
+/// The quotes of [`Masks`], in order.
+struct Quotes<'m> {
+    words: &'m [u64; WORDS],
+    /// The word `m` is left of.
+    w: usize,
+    /// Its quotes not yet taken.
+    m: u64,
+}
+
+impl Iterator for Quotes<'_> {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        while self.m == 0 {
+            self.w += 1;
+            self.m = *self.words.get(self.w)?;
+        }
+        let at = self.w * 64 + self.m.trailing_zeros() as usize;
+        self.m &= self.m - 1;
+        Some(at)
+    }
+}
+
+/// True when `gap` is `c` with JSON whitespace around it (after it only
+/// when `space_before` is false: the object's `{` starts the JSON).
+fn separates(gap: &[u8], c: u8, space_before: bool) -> bool {
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    match gap {
+        [x] | [x, b' '] => *x == c,
+        _ => {
+            let lead = if space_before {
+                gap.iter().take_while(|b| ws(b)).count()
+            } else {
+                0
+            };
+            let rest = &gap[lead..];
+            rest.first() == Some(&c) && rest[1..].iter().all(ws)
+        }
+    }
+}
+
 /// Appends the value of the escaped string content `raw` (as [`url`] found
 /// it: one-letter escapes only) to `out`.
 pub fn unescape(raw: &[u8], out: &mut Vec<u8>) {
-    let mut bytes = raw.iter();
-    while let Some(&c) = bytes.next() {
-        if c != b'\\' {
-            out.push(c);
-            continue;
-        }
-        out.push(match bytes.next() {
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0c,
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
+    out.reserve(raw.len());
+    let mut rest = raw;
+    // The text between escapes is copied a run at a time.
+    while let Some(at) = memchr::memchr(b'\\', rest) {
+        out.extend_from_slice(&rest[..at]);
+        let Some(&letter) = rest.get(at + 1) else {
+            return;
+        };
+        out.push(match letter {
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
             // `"`, `\\` and `/` stand for themselves.
-            Some(&other) => other,
-            None => break,
+            other => other,
         });
+        rest = &rest[at + 2..];
     }
+    out.extend_from_slice(rest);
 }
 
 /// True when every byte of `s` is in 0x20..0x80, eight at a time.
@@ -242,6 +462,65 @@ mod tests {
             b"{}",
         ] {
             assert_eq!(url(slow), None, "{}", String::from_utf8_lossy(slow));
+        }
+    }
+
+    use proptest::prelude::*;
+
+    /// A member value: strings long enough to cross the 64-byte words of
+    /// the masks, with and without escapes, and the other JSON values.
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            4 => proptest::collection::vec(
+                prop_oneof![
+                    "[ !#-\\[\\]-~]{0,90}",
+                    Just("\\/".to_owned()),
+                    Just("\\\"".to_owned()),
+                    Just("\\\\".to_owned()),
+                    Just("\\u0041".to_owned()),
+                    Just("\\t".to_owned()),
+                    Just("\u{e9}".to_owned()),
+                ],
+                0..4,
+            )
+            .prop_map(|parts| format!("\"{}\"", parts.concat())),
+            1 => Just("9502".to_owned()),
+            1 => Just("true".to_owned()),
+            1 => Just("{\"url\":\"x\"}".to_owned()),
+        ]
+    }
+
+    prop_compose! {
+        fn object()(members in proptest::collection::vec(
+            (prop_oneof![Just("url"), Just("mime"), Just("filename")], value(),
+             prop_oneof![Just(""), Just(" "), Just("  ")]),
+            0..14,
+        )) -> Vec<u8> {
+            let members: Vec<String> = members
+                .iter()
+                .map(|(k, v, ws)| format!("\"{k}\"{ws}:{ws}{v}"))
+                .collect();
+            format!("{{{}}}", members.join(", ")).into_bytes()
+        }
+    }
+
+    proptest! {
+        /// Where the masks are taken, walking from quote to quote finds
+        /// what the walk a byte at a time finds (lines up to 3 KiB: beyond
+        /// the masks' 2 KiB too).
+        #[test]
+        fn cdxj_fast_masks_agree_with_the_byte_walk(json in object()) {
+            let by_bytes = url_by_bytes(&json);
+            if let Some(masks) = Masks::of(&json) {
+                prop_assert_eq!(masks.url(&json), by_bytes);
+            }
+            prop_assert_eq!(url(&json), by_bytes);
+            // And the reader with it finds what serde_json finds.
+            let line = [&b"com,example)/ 20240101000000 "[..], &json].concat();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let fast = super::super::cdxj::url(&line, &mut a).map(|(at, u)| (at, u.to_vec()));
+            let slow = super::super::cdxj::url_by_serde(&line, &mut b).map(|(at, u)| (at, u.to_vec()));
+            prop_assert_eq!(fast, slow);
         }
     }
 }
