@@ -25,7 +25,9 @@ PANELS: list[tuple[str, list[tuple[str, str]]]] = [
         "CDXJ .gz (Common Crawl URL index)",
         [
             ("urikey dedup CDXJ", "urikey dedup"),
-            ("decompress CDXJ, member-parallel", "decompression alone"),
+            ("decompress CDXJ, all cores: urikey's", "decompress (urikey's decoder)"),
+            ("decompress CDXJ, all cores: rapidgzip", "decompress (rapidgzip)"),
+            ("decompress CDXJ: pigz", "decompress (pigz -dc)"),
             ("decompress CDXJ, one stream", "zcat alone"),
             ("zcat | cut -d' ' -f3- | jq -r .url | sort -u", "zcat|cut|jq|sort -u"),
             ("zcat | cut -d' ' -f3- | jq -r .url | huniq", "zcat|cut|jq|huniq"),

@@ -87,7 +87,14 @@ pub fn url_by_serde<'a>(
 /// and the timestamp hold none), at a `{`.
 fn json_start(line: &[u8]) -> Option<usize> {
     let first = memchr::memchr(b' ', line)?;
-    let second = first + 1 + memchr::memchr(b' ', &line[first + 1..])?;
+    // A timestamp has at most 14 digits: its end is in the next 16 bytes.
+    let (lanes, valid, base) = crate::uri::lanes::lanes_at(line, first + 1);
+    let spaces = lanes.eq(b' ').bits() & valid;
+    let second = if spaces != 0 {
+        base + spaces.trailing_zeros() as usize
+    } else {
+        first + 1 + memchr::memchr(b' ', &line[first + 1..])?
+    };
     let start = second + 1;
     (line.get(start) == Some(&b'{')).then_some(start)
 }

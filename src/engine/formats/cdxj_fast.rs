@@ -107,9 +107,9 @@ impl Masks {
             return None;
         }
         let mut quotes = [0u64; WORDS];
-        // A backslash, control or non-ASCII byte anywhere: rare, and then
-        // looked at again below.
-        let mut unusual = Lanes::zero();
+        // A backslash, and a control or non-ASCII byte, anywhere: rare,
+        // and then looked at again below.
+        let (mut backslash, mut unusual) = (Lanes::zero(), Lanes::zero());
         let mut word_of = |w: usize, word: &[u8; 64]| {
             let mut q = 0;
             for (k, part) in word.chunks_exact(16).enumerate() {
@@ -118,7 +118,8 @@ impl Masks {
                 };
                 let lanes = Lanes::load(part);
                 q |= u64::from(lanes.eq(b'"').bits()) << (16 * k);
-                unusual = unusual | lanes.eq(b'\\') | lanes.below_or_non_ascii(0x20);
+                backslash = backslash | lanes.eq(b'\\');
+                unusual = unusual | lanes.below_or_non_ascii(0x20);
             }
             quotes[w] = q;
         };
@@ -130,24 +131,37 @@ impl Masks {
             }
             n += 1;
         }
-        let rest = words.remainder();
-        if !rest.is_empty() {
+        let rest = words.remainder().len();
+        if let Some(last) = json
+            .len()
+            .checked_sub(64)
+            .and_then(|at| json[at..].first_chunk::<64>())
+        {
+            // The last 64 bytes, whose first `64 - rest` were seen: their
+            // quotes are shifted out, and seeing a byte twice changes
+            // nothing in `unusual`.
+            if rest > 0 {
+                word_of(n, last);
+                quotes[n] >>= 64 - rest;
+            }
+        } else if rest > 0 {
             // Spaces are none of the bytes looked for.
             let mut padded = [b' '; 64];
-            padded[..rest.len()].copy_from_slice(rest);
+            padded[..rest].copy_from_slice(&json[64 * n..]);
             word_of(n, &padded);
         }
-        let escapes = unusual.bits() != 0 && Self::escapes(json)?;
+        if unusual.bits() != 0
+            && (json.iter().any(|&c| c < 0x20) || std::str::from_utf8(json).is_err())
+        {
+            return None;
+        }
+        let escapes = backslash.bits() != 0 && Self::escapes(json)?;
         Some(Masks { quotes, escapes })
     }
 
-    /// For an object with a backslash, control or non-ASCII byte: whether
-    /// it holds a backslash, or `None` when its quotes may not all delimit
-    /// strings (or it is not valid UTF-8).
+    /// For an object with a backslash: `Some(true)`, or `None` when a
+    /// backslash is not a one-letter escape that leaves quotes alone.
     fn escapes(json: &[u8]) -> Option<bool> {
-        if json.iter().any(|&c| c < 0x20) || std::str::from_utf8(json).is_err() {
-            return None;
-        }
         let mut escapes = false;
         for at in memchr::memchr_iter(b'\\', json) {
             match json.get(at + 1)? {
