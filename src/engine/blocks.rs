@@ -8,7 +8,7 @@
 
 use std::io;
 
-use super::chunk::{cut_slice, Chunk, ChunkData, Limits};
+use super::chunk::{cut_slice, Chunk, ChunkData, Limits, StreamChunks};
 use super::formats::Extract;
 use super::input::{Home, SharedBytes};
 use super::lines::BOM;
@@ -72,6 +72,18 @@ pub struct BlockChunker<B> {
     done: bool,
     /// The stream's error, returned once the lines before it are out.
     failed: Option<io::Error>,
+}
+
+impl<B: Blocks> StreamChunks for BlockChunker<B> {
+    fn set_chunk_size(&mut self, size: usize) {
+        BlockChunker::set_chunk_size(self, size);
+    }
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+        BlockChunker::next_chunk(self)
+    }
+    fn position(&self) -> u64 {
+        BlockChunker::position(self)
+    }
 }
 
 impl<B: Blocks> BlockChunker<B> {
@@ -279,7 +291,7 @@ impl<B: Blocks> BlockChunker<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::chunk::StreamChunker;
+    use crate::engine::chunk::{collect_chunks, StreamChunker};
     use proptest::prelude::*;
 
     /// Blocks from a list, then an error when `fail`.
@@ -319,28 +331,16 @@ mod tests {
     }
 
     fn by_blocks(blocks: Vec<Vec<u8>>, fail: bool, limits: Limits) -> (Vec<Chunk>, bool) {
-        let mut ch = BlockChunker::new(List(blocks.into_iter(), fail), 0, limits);
-        let mut chunks = Vec::new();
-        loop {
-            match ch.next_chunk() {
-                Ok(Some(c)) => chunks.push(c),
-                Ok(None) => return (chunks, false),
-                Err(_) => return (chunks, true),
-            }
-        }
+        collect_chunks(&mut BlockChunker::new(
+            List(blocks.into_iter(), fail),
+            0,
+            limits,
+        ))
     }
 
     fn by_stream(data: &[u8], fail: bool, limits: Limits) -> (Vec<Chunk>, bool) {
         let reader = io::Read::chain(data, Failing(fail));
-        let mut ch = StreamChunker::new(reader, 0, limits);
-        let mut chunks = Vec::new();
-        loop {
-            match ch.next_chunk() {
-                Ok(Some(c)) => chunks.push(c),
-                Ok(None) => return (chunks, false),
-                Err(_) => return (chunks, true),
-            }
-        }
+        collect_chunks(&mut StreamChunker::new(reader, 0, limits))
     }
 
     /// A reader that fails once when `.0`, else ends.

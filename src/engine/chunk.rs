@@ -306,6 +306,46 @@ pub struct StreamChunker<R> {
     input: usize,
 }
 
+/// A chunker of a stream of bytes: [`StreamChunker`] over a reader, or
+/// `BlockChunker` over decoded gzip segments (`engine/blocks.rs`). The
+/// reader drives either through this.
+pub(crate) trait StreamChunks {
+    /// The size to cut the next chunk at.
+    fn set_chunk_size(&mut self, size: usize);
+    /// The next chunk, `None` at the end.
+    ///
+    /// # Errors
+    /// A read error, once the chunks before it were handed out.
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>>;
+    /// Bytes read so far, where a read error is reported.
+    fn position(&self) -> u64;
+}
+
+impl<R: Read> StreamChunks for StreamChunker<R> {
+    fn set_chunk_size(&mut self, size: usize) {
+        StreamChunker::set_chunk_size(self, size);
+    }
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+        StreamChunker::next_chunk(self)
+    }
+    fn position(&self) -> u64 {
+        StreamChunker::position(self)
+    }
+}
+
+/// Every chunk of `chunker`, and whether it ended on a read error.
+#[cfg(test)]
+pub(crate) fn collect_chunks(chunker: &mut impl StreamChunks) -> (Vec<Chunk>, bool) {
+    let mut chunks = Vec::new();
+    loop {
+        match chunker.next_chunk() {
+            Ok(Some(c)) => chunks.push(c),
+            Ok(None) => return (chunks, false),
+            Err(_) => return (chunks, true),
+        }
+    }
+}
+
 impl<R: Read> StreamChunker<R> {
     /// Chunks of `reader`, which is input number `input`.
     pub fn new(reader: R, input: usize, limits: Limits) -> Self {

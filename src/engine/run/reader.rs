@@ -2,13 +2,12 @@
 //! (or, for the record formats, into chunks of the URLs their records
 //! hold), handed to the driver a batch at a time.
 
-use std::io::{self, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
-use crate::engine::blocks::{BlockChunker, Blocks};
-use crate::engine::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker};
+use crate::engine::blocks::BlockChunker;
+use crate::engine::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker, StreamChunks};
 use crate::engine::error::Error;
 use crate::engine::formats::records::{Lines, RecordReader};
 use crate::engine::formats::{self, Format, InputFormat};
@@ -117,38 +116,6 @@ pub(super) fn read_inputs(
         }
     }
     out.finish();
-}
-
-/// A chunker of a stream of bytes (decoded gzip segments, or any reader).
-trait StreamChunks {
-    fn set_chunk_size(&mut self, size: usize);
-    fn next_chunk(&mut self) -> io::Result<Option<Chunk>>;
-    /// Bytes read so far, where a read error is reported.
-    fn position(&self) -> u64;
-}
-
-impl<B: Blocks> StreamChunks for BlockChunker<B> {
-    fn set_chunk_size(&mut self, size: usize) {
-        BlockChunker::set_chunk_size(self, size);
-    }
-    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
-        BlockChunker::next_chunk(self)
-    }
-    fn position(&self) -> u64 {
-        BlockChunker::position(self)
-    }
-}
-
-impl<R: Read> StreamChunks for StreamChunker<R> {
-    fn set_chunk_size(&mut self, size: usize) {
-        StreamChunker::set_chunk_size(self, size);
-    }
-    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
-        StreamChunker::next_chunk(self)
-    }
-    fn position(&self) -> u64 {
-        StreamChunker::position(self)
-    }
 }
 
 /// Sends every chunk of `chunker`; on a read error, the chunks before it
