@@ -9,6 +9,7 @@ import gzip
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -199,3 +200,59 @@ def test_dedup_file_format(tmp_path: Path, cli: Path) -> None:
         assert stats["unique"] == len(want.stdout.splitlines())
     with pytest.raises(ValueError, match="format must be one of"):
         urikey.dedup_file(FORMATS / "sample.cdx", tmp_path / "x", format="csv")
+
+
+def gunzip_threads() -> int:
+    """This process's threads named as the engine's gzip decoders."""
+    names = (p.read_text() for p in Path("/proc/self/task").glob("*/comm"))
+    return sum(1 for n in names if n.startswith("urikey-gunzip"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_dedup_file_gzip_decoders_follow_threads(tmp_path: Path, cli: Path, threads: int) -> None:
+    """`threads=` of `dedup_file` sets the gzip decoders as `--threads` does:
+    a multi-member gzip piped in (a FIFO, fed half now and half once the
+    decoders are counted) is decoded on that many threads (one stream in the
+    reader with one thread), and the output is the CLI's."""
+    import os
+    import threading
+
+    import urikey
+
+    members = [
+        gzip.compress(
+            "".join(f"http://h{m}.example/{i % 1500}\n" for i in range(2000)).encode(), mtime=0
+        )
+        for m in range(40)
+    ]
+    data = b"".join(members)
+    whole = tmp_path / "in.gz"
+    whole.write_bytes(data)
+    want = run_cli(cli, "dedup", "-q", str(whole)).stdout
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    out = tmp_path / "out.txt"
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            urikey.dedup_file(fifo, out, threads=threads, format="lines")
+        except BaseException as e:  # reported by the test thread
+            failed.append(e)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    with open(fifo, "wb") as w:
+        w.write(data[: len(data) // 2])
+        w.flush()
+        deadline = time.monotonic() + 20
+        while gunzip_threads() < threads and time.monotonic() < deadline and threads > 1:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        seen = gunzip_threads()
+        w.write(data[len(data) // 2 :])
+    worker.join(60)
+    assert not failed, failed
+    assert seen == (threads if threads > 1 else 0)
+    assert out.read_text(encoding="utf-8") == want

@@ -27,6 +27,17 @@ pub trait Blocks {
     }
 }
 
+/// Decoded gzip members, a block at a time or as a stream: a mapped file
+/// (`gzip::MemberReader`) or a pipe (`gzip_pipe::PipeMembers`).
+pub trait MemberBlocks: Blocks + io::Read + Send {
+    /// The first `n` bytes of the content (fewer when it is shorter), which
+    /// are handed out again first.
+    ///
+    /// # Errors
+    /// The stream's error.
+    fn head(&mut self, n: usize) -> io::Result<Vec<u8>>;
+}
+
 impl<B: Blocks + ?Sized> Blocks for Box<B> {
     fn next_block(&mut self) -> io::Result<Option<Vec<u8>>> {
         (**self).next_block()

@@ -293,7 +293,7 @@ struct Job {
 /// Output buffers handed back by the reader once read out, for the
 /// workers to decode into again: fresh memory for every segment costs a
 /// page fault per 4 KiB (a third of the time, on 1 MB/s-cheap members).
-type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
+pub(crate) type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
 
 /// A buffer from `spare`, or a new one (its content is stale).
 fn take_spare(spare: &Spare) -> Vec<u8> {
@@ -411,7 +411,7 @@ impl MemberReader {
     }
 
     /// A reader of `bytes`, a window of a stream that starts at `base` of
-    /// it. Unless it is the stream's `last`, a member that fails, or whose
+    /// it, decoding into the buffers of `spare`. Unless it is the stream's `last`, a member that fails, or whose
     /// output passes the cap, may go on past the window's end, so it is
     /// *cut*: the output of the members before it is read, then an error,
     /// and [`cut`](Self::cut) says where it starts.
@@ -421,8 +421,10 @@ impl MemberReader {
         last: bool,
         threads: usize,
         raw_read: &Arc<AtomicU64>,
+        spare: &Spare,
     ) -> Self {
         let mut r = Self::new(bytes, threads, raw_read);
+        r.spare = Arc::clone(spare);
         r.base = base;
         r.windowed = !last;
         r
@@ -631,6 +633,12 @@ fn member_error(at: u64, e: io::Error) -> io::Error {
         e.kind(),
         format!("the gzip member at byte {at} of the file is truncated or corrupt: {e}"),
     )
+}
+
+impl super::blocks::MemberBlocks for MemberReader {
+    fn head(&mut self, n: usize) -> io::Result<Vec<u8>> {
+        MemberReader::head(self, n)
+    }
 }
 
 impl super::blocks::Blocks for MemberReader {

@@ -99,7 +99,8 @@ enum Backing {
 
 /// Where a buffer goes back to once nothing holds it: a pool of spare
 /// buffers (while it exists) and the most it keeps.
-pub(crate) struct Home {
+#[derive(Debug)]
+pub struct Home {
     pub(crate) pool: Weak<Mutex<Vec<Vec<u8>>>>,
     pub(crate) max: usize,
 }
@@ -232,9 +233,9 @@ pub enum Source {
         /// `Some("gzip")`, `"zstd"`, `"xz"` or `"bzip2"` when decompressing.
         compression: Option<&'static str>,
     },
-    /// A mapped gzip file decoded member-parallel, read a decoded segment
-    /// at a time (or as a stream).
-    Members(Box<super::gzip::MemberReader>),
+    /// Gzip members decoded in parallel (a mapped file, or a pipe), read a
+    /// decoded segment at a time (or as a stream).
+    Members(Box<dyn super::blocks::MemberBlocks>),
 }
 
 impl Source {
@@ -549,10 +550,14 @@ fn stream_source(
             reader: whole,
             compression,
         },
-        Some("gzip") if threads > 1 => Source::Stream {
-            reader: Box::new(super::gzip_pipe::PipeMembers::new(whole, threads)),
-            compression,
-        },
+        Some("gzip") if threads > 1 => Source::Members(Box::new(
+            super::gzip_pipe::PipeMembers::new(whole, threads).map_err(|source| Error::Read {
+                path: name.to_owned(),
+                compression,
+                offset: 0,
+                source,
+            })?,
+        )),
         Some(kind) => Source::Stream {
             reader: decoder(kind, whole),
             compression,

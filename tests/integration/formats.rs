@@ -400,13 +400,21 @@ fn formats_gzip_workers_follow_threads() {
             .unwrap();
         let pid = child.id();
         let started = Instant::now();
-        while threads_named(pid, "urikey-gunzip") == 0
-            && started.elapsed() < Duration::from_secs(20)
+        // The most decoders seen at once, over 300 ms from the first: the
+        // run may decode the whole (small) file into memory and end them
+        // before the pipe is full.
+        let mut seen = 0;
+        let mut first = None;
+        while started.elapsed() < Duration::from_secs(20)
+            && first.is_none_or(|t: Instant| t.elapsed() < Duration::from_millis(300))
         {
-            std::thread::sleep(Duration::from_millis(10));
+            let now = threads_named(pid, "urikey-gunzip");
+            if now > 0 && first.is_none() {
+                first = Some(Instant::now());
+            }
+            seen = seen.max(now);
+            std::thread::sleep(Duration::from_millis(1));
         }
-        std::thread::sleep(Duration::from_millis(200));
-        let seen = threads_named(pid, "urikey-gunzip");
         child.kill().unwrap();
         child.wait().unwrap();
         assert_eq!(seen, threads, "--threads {threads}");
