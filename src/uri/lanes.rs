@@ -105,6 +105,7 @@ mod sse2 {
         /// Is the byte below `b` (an ASCII byte), or not ASCII? One signed
         /// compare: bytes from 0x80 on are negative as `i8`.
         #[inline(always)]
+        #[cfg_attr(not(feature = "engine"), allow(dead_code))] // the CDXJ reader's
         pub(crate) fn below_or_non_ascii(self, b: u8) -> Self {
             // SAFETY: see the module comment.
             Lanes(unsafe { _mm_cmplt_epi8(self.0, _mm_set1_epi8(b as i8)) })
@@ -186,6 +187,7 @@ mod portable {
 
         /// Is the byte below `b` (an ASCII byte), or not ASCII?
         #[inline(always)]
+        #[cfg_attr(not(feature = "engine"), allow(dead_code))] // the CDXJ reader's
         pub(crate) fn below_or_non_ascii(self, b: u8) -> Self {
             lanes(|i| self.0[i] < b || self.0[i] >= 0x80)
         }
