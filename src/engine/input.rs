@@ -286,7 +286,10 @@ fn sniff(prefix: &[u8]) -> Option<&'static str> {
 }
 
 /// Checks that a path input can be opened and is not a directory, so a
-/// bad name fails the run before any output is written.
+/// bad name fails the run before any output is written. A named pipe,
+/// socket or device is only looked up: opening a FIFO waits for its
+/// writer, and closing it again could end the writer (`SIGPIPE`) or leave
+/// the run's own open waiting for a writer that has gone.
 ///
 /// # Errors
 /// [`Error::Open`] naming the path.
@@ -295,6 +298,10 @@ pub fn check_path(path: &Path) -> Result<(), Error> {
         path: path.display().to_string(),
         source,
     };
+    let kind = std::fs::metadata(path).map_err(open_err)?.file_type();
+    if !kind.is_file() && !kind.is_dir() {
+        return Ok(());
+    }
     let file = File::open(path).map_err(open_err)?;
     let meta = file.metadata().map_err(open_err)?;
     if meta.is_dir() {

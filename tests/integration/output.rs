@@ -655,3 +655,46 @@ fn output_ctrl_c_says_interrupted_and_cleans_up() {
         drop(feeder);
     }
 }
+
+/// A named pipe as the input, whose writer writes it all and closes at
+/// once: the run reads every line. (Checking the input by opening it, and
+/// closing it again, once lost what the writer had written, and left the
+/// run waiting for a writer that had gone.)
+#[cfg(unix)]
+#[test]
+fn output_named_pipe_input_is_read_whole() {
+    let dir = TempDir::new().expect("temp dir");
+    let fifo = dir.path().join("in.fifo");
+    let made = StdCommand::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let child = StdCommand::new(bin())
+        .args(["dedup", "-q"])
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    // SAMPLE fits in a pipe's buffer: the write returns before any read.
+    let mut w = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("fifo opens");
+    w.write_all(SAMPLE).expect("fifo takes the input");
+    drop(w);
+    let started = Instant::now();
+    let pid = child.id();
+    let waiter = std::thread::spawn(move || child.wait_with_output().expect("exits"));
+    while !waiter.is_finished() && started.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if !waiter.is_finished() {
+        let _ = StdCommand::new("kill").arg(pid.to_string()).status();
+        panic!("the run still waits on its input after 20 s");
+    }
+    let out = waiter.join().expect("waiter");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), SAMPLE_UNIQUE);
+}
