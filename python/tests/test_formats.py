@@ -208,28 +208,65 @@ def gunzip_threads() -> int:
     return sum(1 for n in names if n.startswith("urikey-gunzip"))
 
 
+def members_file(tmp_path: Path, count: int) -> Path:
+    """A multi-member gzip of `count` members of 2,000 URLs (a third repeats)."""
+    members = [
+        gzip.compress(
+            "".join(
+                f"http://h{m}.example/{i % 1500}/{i * 7919 % 10007}\n" for i in range(2000)
+            ).encode(),
+            compresslevel=1,
+            mtime=0,
+        )
+        for m in range(count)
+    ]
+    path = tmp_path / "members.gz"
+    path.write_bytes(b"".join(members))
+    return path
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_dedup_file_gzip_decoders_follow_threads(tmp_path: Path, cli: Path, threads: int) -> None:
-    """`threads=` of `dedup_file` sets the gzip decoders as `--threads` does:
-    a multi-member gzip piped in (a FIFO, fed half now and half once the
-    decoders are counted) is decoded on that many threads (one stream in the
-    reader with one thread), and the output is the CLI's."""
+    """`threads=` of `dedup_file` sets the gzip decoders as `--threads` does
+    (the most seen at once while it runs), and the output is the CLI's."""
+    import threading
+
+    import urikey
+
+    src = members_file(tmp_path, 400)
+    out = tmp_path / "out.txt"
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            urikey.dedup_file(src, out, threads=threads)
+        except BaseException as e:  # reported by the test thread
+            failed.append(e)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    seen = 0
+    while worker.is_alive():
+        seen = max(seen, gunzip_threads())
+        time.sleep(0.001)
+    worker.join()
+    assert not failed, failed
+    assert seen == threads
+    assert out.read_text(encoding="utf-8") == run_cli(cli, "dedup", "-q", str(src)).stdout
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dedup_file_reads_a_named_pipe(tmp_path: Path, cli: Path, threads: int) -> None:
+    """A FIFO as the input, its writer done before the run reads (one gzip
+    stream with one thread, windows decoded in parallel with two): every
+    line is read."""
     import os
     import threading
 
     import urikey
 
-    members = [
-        gzip.compress(
-            "".join(f"http://h{m}.example/{i % 1500}\n" for i in range(2000)).encode(), mtime=0
-        )
-        for m in range(40)
-    ]
-    data = b"".join(members)
-    whole = tmp_path / "in.gz"
-    whole.write_bytes(data)
-    want = run_cli(cli, "dedup", "-q", str(whole)).stdout
+    src = members_file(tmp_path, 40)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     out = tmp_path / "out.txt"
@@ -244,15 +281,8 @@ def test_dedup_file_gzip_decoders_follow_threads(tmp_path: Path, cli: Path, thre
     worker = threading.Thread(target=run)
     worker.start()
     with open(fifo, "wb") as w:
-        w.write(data[: len(data) // 2])
-        w.flush()
-        deadline = time.monotonic() + 20
-        while gunzip_threads() < threads and time.monotonic() < deadline and threads > 1:
-            time.sleep(0.01)
-        time.sleep(0.2)
-        seen = gunzip_threads()
-        w.write(data[len(data) // 2 :])
+        w.write(src.read_bytes())
     worker.join(60)
+    assert not worker.is_alive(), "the run still waits on its input"
     assert not failed, failed
-    assert seen == (threads if threads > 1 else 0)
-    assert out.read_text(encoding="utf-8") == want
+    assert out.read_text(encoding="utf-8") == run_cli(cli, "dedup", "-q", str(src)).stdout
