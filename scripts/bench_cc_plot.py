@@ -91,7 +91,7 @@ def main() -> int:
     for ax, (title, bars) in zip(axes[:, 0], panels, strict=True):
         labels = [label for label, _ in bars][::-1]
         seconds = [s for _, s in bars][::-1]
-        colors = ["#1f4e79" if "urikey" in label else "#9db4cc" for label in labels]
+        colors = ["#1f4e79" if label.startswith("urikey") else "#9db4cc" for label in labels]
         ax.barh(labels, seconds, color=colors)
         for y, s in enumerate(seconds):
             ax.text(s, y, f" {s:.2f} s", va="center", fontsize=8)
