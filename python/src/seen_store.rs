@@ -16,6 +16,15 @@ use crate::fingerprints::read_fingerprints;
 use crate::keys::{self, Line};
 use crate::options::{self, Keying};
 
+/// The 16-byte fingerprints of `fingerprints`, each with its index (the
+/// form the batch calls take valid keys in: here every item is one).
+fn indexed_fingerprints(fingerprints: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, u128)>> {
+    Ok(read_fingerprints(fingerprints)?
+        .into_iter()
+        .enumerate()
+        .collect())
+}
+
 /// An open store and what was added since its last commit.
 #[derive(Debug)]
 struct Open {
@@ -330,10 +339,7 @@ impl PySeenStore {
         py: Python<'_>,
         fingerprints: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let valid: Vec<(usize, u128)> = read_fingerprints(fingerprints)?
-            .into_iter()
-            .enumerate()
-            .collect();
+        let valid = indexed_fingerprints(fingerprints)?;
         self.with(py, |o| add_valid(o, &valid, valid.len()))
     }
 
@@ -363,10 +369,7 @@ impl PySeenStore {
         py: Python<'_>,
         fingerprints: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let valid: Vec<(usize, u128)> = read_fingerprints(fingerprints)?
-            .into_iter()
-            .enumerate()
-            .collect();
+        let valid = indexed_fingerprints(fingerprints)?;
         self.with(py, |o| contains_valid(o, &valid, valid.len()))
     }
 
