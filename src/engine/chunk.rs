@@ -376,8 +376,9 @@ impl<R: Read> StreamChunker<R> {
 
     /// Reads until `buf` holds at least `want` bytes or the input ends.
     /// When the reader fails, the complete lines read before are kept (the
-    /// partial last line is dropped) and the input ends there; the error
-    /// comes after them ([`end`](Self::end)).
+    /// partial last line is dropped; while skipping a too-long line, its
+    /// rest goes as usual, and the lines after it stay) and the input ends
+    /// there; the error comes after them ([`end`](Self::end)).
     fn fill_to(&mut self, want: usize) -> io::Result<()> {
         while !self.eof && self.buf.len() < want {
             let need = (want - self.buf.len()) as u64;
@@ -385,11 +386,7 @@ impl<R: Read> StreamChunker<R> {
                 Ok(0) => self.eof = true,
                 Ok(_) => {}
                 Err(e) => {
-                    let keep = if self.skipping {
-                        0
-                    } else {
-                        memchr::memrchr(b'\n', &self.buf).map_or(0, |i| i + 1)
-                    };
+                    let keep = memchr::memrchr(b'\n', &self.buf).map_or(0, |i| i + 1);
                     self.buf.truncate(keep);
                     self.scanned = 0;
                     self.failed = Some(e);
