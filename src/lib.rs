@@ -93,8 +93,8 @@
 //! * a new key format: `uri/key/config.rs` (`KeyFormat`) and `write_key`
 //!   in `uri/key/mod.rs`;
 //! * a new input format: `engine/formats/` (its detection in
-//!   `engine/formats/detect.rs`, a file per format; CDXJ's one-pass
-//!   reader of plain lines is `engine/formats/cdxj_fast.rs`); a new compression:
+//!   `engine/formats/detect.rs`, a file per format; CDXJ's fast JSON
+//!   check, without a parser, is `engine/formats/cdxj_fast.rs`); a new compression:
 //!   `engine/input.rs`;
 //! * a new command or option: `cli/` (one file per command: `cli/dedup.rs`,
 //!   `cli/normalize.rs`, `cli/parse.rs`, `cli/resolve.rs`; options shared by

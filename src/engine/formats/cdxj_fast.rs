@@ -9,7 +9,7 @@
 //! backslash is followed by a quote or another backslash, every quote
 //! opens or closes a string, so the walk over the members jumps from
 //! quote to quote and reads only the few bytes between strings: on Common
-//! Crawl lines (22 strings in 450 bytes) that is 2.5 times faster than
+//! Crawl lines (22 strings in 450 bytes) that is 2.9 times faster than
 //! looking for each string's end. Other lines are walked a byte at a time
 //! ([`Scan`]).
 //!
