@@ -155,21 +155,22 @@ impl Masks {
         {
             return None;
         }
-        let escapes = backslash.bits() != 0 && Self::escapes(json)?;
+        let escapes = backslash.bits() != 0;
+        if escapes && !Self::escapes_leave_quotes(json) {
+            return None;
+        }
         Some(Masks { quotes, escapes })
     }
 
-    /// For an object with a backslash: `Some(true)`, or `None` when a
-    /// backslash is not a one-letter escape that leaves quotes alone.
-    fn escapes(json: &[u8]) -> Option<bool> {
-        let mut escapes = false;
-        for at in memchr::memchr_iter(b'\\', json) {
-            match json.get(at + 1)? {
-                b'/' | b'b' | b'f' | b'n' | b'r' | b't' => escapes = true,
-                _ => return None,
-            }
-        }
-        Some(escapes)
+    /// True when every backslash of `json` starts a one-letter escape
+    /// that leaves quotes alone (not `\"`, `\\` or `\u`).
+    fn escapes_leave_quotes(json: &[u8]) -> bool {
+        memchr::memchr_iter(b'\\', json).all(|at| {
+            matches!(
+                json.get(at + 1),
+                Some(b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+            )
+        })
     }
 
     /// [`url`] of the `json` these are the masks of.
