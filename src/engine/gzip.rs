@@ -411,10 +411,11 @@ impl MemberReader {
     }
 
     /// A reader of `bytes`, a window of a stream that starts at `base` of
-    /// it, decoding into the buffers of `spare`. Unless it is the stream's `last`, a member that fails, or whose
-    /// output passes the cap, may go on past the window's end, so it is
-    /// *cut*: the output of the members before it is read, then an error,
-    /// and [`cut`](Self::cut) says where it starts.
+    /// it, decoding into the buffers of `spare`. Unless it is the stream's
+    /// `last`, a member that fails, or whose output passes the cap, may go
+    /// on past the window's end, so it is *cut*: the output of the members
+    /// before it is read, then an error, and [`cut`](Self::cut) says where
+    /// it starts.
     pub(crate) fn window(
         bytes: SharedBytes,
         base: u64,

@@ -87,7 +87,8 @@ pub fn url_by_serde<'a>(
 /// and the timestamp hold none), at a `{`.
 fn json_start(line: &[u8]) -> Option<usize> {
     let first = memchr::memchr(b' ', line)?;
-    // A timestamp has at most 14 digits: its end is in the next 16 bytes.
+    // A timestamp has 14 digits, so its end is in the next 16 bytes; a
+    // longer one is searched for.
     let (lanes, valid, base) = crate::uri::lanes::lanes_at(line, first + 1);
     let spaces = lanes.eq(b' ').bits() & valid;
     let second = if spaces != 0 {
