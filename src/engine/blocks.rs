@@ -85,18 +85,6 @@ pub struct BlockChunker<B> {
     failed: Option<io::Error>,
 }
 
-impl<B: Blocks> StreamChunks for BlockChunker<B> {
-    fn set_chunk_size(&mut self, size: usize) {
-        BlockChunker::set_chunk_size(self, size);
-    }
-    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
-        BlockChunker::next_chunk(self)
-    }
-    fn position(&self) -> u64 {
-        BlockChunker::position(self)
-    }
-}
-
 impl<B: Blocks> BlockChunker<B> {
     /// Chunks of `blocks`, which is input number `input`.
     pub fn new(blocks: B, input: usize, limits: Limits) -> Self {
@@ -118,16 +106,6 @@ impl<B: Blocks> BlockChunker<B> {
             done: false,
             failed: None,
         }
-    }
-
-    /// Cuts the chunks from now on at about `size` bytes.
-    pub fn set_chunk_size(&mut self, size: usize) {
-        self.limits.chunk_size = size.max(1);
-    }
-
-    /// Bytes of the input read so far (for error messages).
-    pub fn position(&self) -> u64 {
-        self.fetched
     }
 
     /// Makes `bytes[from..]` (its first byte at input offset `offset`) the
@@ -203,13 +181,20 @@ impl<B: Blocks> BlockChunker<B> {
             }
         }
     }
+}
+
+impl<B: Blocks> StreamChunks for BlockChunker<B> {
+    /// Cuts the chunks from now on at about `size` bytes.
+    fn set_chunk_size(&mut self, size: usize) {
+        self.limits.chunk_size = size.max(1);
+    }
 
     /// The next chunk, or `None` at the end of the input.
     ///
     /// # Errors
     /// The stream's error, once the complete lines before it were handed
     /// out; [`position`](Self::position) tells how far it got.
-    pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
         loop {
             if let Some(bytes) = &self.block {
                 let all = bytes.as_slice();
@@ -296,6 +281,11 @@ impl<B: Blocks> BlockChunker<B> {
                 }
             }
         }
+    }
+
+    /// Bytes of the input read so far (for error messages).
+    fn position(&self) -> u64 {
+        self.fetched
     }
 }
 

@@ -321,18 +321,6 @@ pub(crate) trait StreamChunks {
     fn position(&self) -> u64;
 }
 
-impl<R: Read> StreamChunks for StreamChunker<R> {
-    fn set_chunk_size(&mut self, size: usize) {
-        StreamChunker::set_chunk_size(self, size);
-    }
-    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
-        StreamChunker::next_chunk(self)
-    }
-    fn position(&self) -> u64 {
-        StreamChunker::position(self)
-    }
-}
-
 /// Every chunk of `chunker`, and whether it ended on a read error.
 #[cfg(test)]
 pub(crate) fn collect_chunks(chunker: &mut impl StreamChunks) -> (Vec<Chunk>, bool) {
@@ -362,16 +350,6 @@ impl<R: Read> StreamChunker<R> {
             limits,
             input,
         }
-    }
-
-    /// Cuts the chunks from now on at about `size` bytes.
-    pub fn set_chunk_size(&mut self, size: usize) {
-        self.limits.chunk_size = size.max(1);
-    }
-
-    /// Bytes of the input read so far (for error messages).
-    pub fn position(&self) -> u64 {
-        self.offset + self.buf.len() as u64
     }
 
     /// Reads until `buf` holds at least `want` bytes or the input ends.
@@ -430,12 +408,19 @@ impl<R: Read> StreamChunker<R> {
         self.scanned = 0;
         chunk
     }
+}
+
+impl<R: Read> StreamChunks for StreamChunker<R> {
+    /// Cuts the chunks from now on at about `size` bytes.
+    fn set_chunk_size(&mut self, size: usize) {
+        self.limits.chunk_size = size.max(1);
+    }
 
     /// The next chunk, or `None` at the end of the input.
     ///
     /// # Errors
     /// The reader's error; [`position`](Self::position) tells how far it got.
-    pub fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
+    fn next_chunk(&mut self) -> io::Result<Option<Chunk>> {
         if !self.started {
             self.started = true;
             self.fill_to(BOM.len())?;
@@ -488,6 +473,11 @@ impl<R: Read> StreamChunker<R> {
             }
             self.fill_more()?;
         }
+    }
+
+    /// Bytes of the input read so far (for error messages).
+    fn position(&self) -> u64 {
+        self.offset + self.buf.len() as u64
     }
 }
 
