@@ -39,41 +39,45 @@ fn drain(mut r: impl Read) -> std::io::Result<u64> {
     }
 }
 
+/// The comma-separated values of an option's argument (`usage` when it
+/// is missing).
+fn comma_list<T: std::str::FromStr>(
+    arg: Option<String>,
+    usage: &str,
+) -> Result<Vec<T>, Box<dyn std::error::Error>>
+where
+    T::Err: std::error::Error + 'static,
+{
+    let arg = arg.ok_or(usage)?;
+    Ok(arg.split(',').map(str::parse).collect::<Result<_, _>>()?)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = args
-        .next()
-        .ok_or("usage: gunzip_members FILE [--threads 1,2] [--rounds N]")?;
+    let path = args.next().ok_or(
+        "usage: gunzip_members FILE [--threads 1,2] [--rounds N] [--segment BYTES] \
+         [--modes chunks,segments] [--no-single]",
+    )?;
     let mut threads = vec![1usize, 2];
     let mut rounds = 3;
     let mut segment = urikey::engine::gzip::SEGMENT;
     let mut single = true;
-    let mut modes = vec!["chunks".to_string(), "segments".to_string()];
+    let (mut chunks, mut segments) = (true, true);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--threads" => {
-                threads = args
-                    .next()
-                    .ok_or("--threads N,M")?
-                    .split(',')
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()?;
-            }
+            "--threads" => threads = comma_list(args.next(), "--threads N,M")?,
             "--rounds" => rounds = args.next().ok_or("--rounds N")?.parse()?,
             "--segment" => segment = args.next().ok_or("--segment BYTES")?.parse()?,
             "--modes" => {
-                modes = args
-                    .next()
-                    .ok_or("--modes chunks,segments")?
-                    .split(',')
-                    .map(str::to_string)
-                    .collect();
+                let modes: Vec<String> = comma_list(args.next(), "--modes chunks,segments")?;
                 if let Some(m) = modes
                     .iter()
                     .find(|m| !["chunks", "segments"].contains(&m.as_str()))
                 {
                     return Err(format!("unknown mode {m} (chunks, segments)").into());
                 }
+                chunks = modes.iter().any(|m| m == "chunks");
+                segments = modes.iter().any(|m| m == "segments");
             }
             "--no-single" => single = false,
             other => return Err(format!("unknown argument {other}").into()),
@@ -112,7 +116,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         MemberReader::with_sizes(bytes, t, &raw, segment, urikey::engine::gzip::CAP)
     };
     for t in threads {
-        if modes.iter().any(|m| m == "chunks") {
+        if chunks {
             let (out, secs) = best(&mut || drain(reader(t)))?;
             report(
                 &format!("member-parallel, {t} threads"),
@@ -121,7 +125,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 one_stream,
             );
         }
-        if modes.iter().any(|m| m == "segments") {
+        if segments {
             // The decoded segments taken whole, as the engine's line cutter
             // takes them (no copy).
             let (out, secs) = best(&mut || {
