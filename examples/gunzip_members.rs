@@ -127,12 +127,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         if segments {
             // The decoded segments taken whole, as the engine's line cutter
-            // takes them (no copy).
+            // takes them (no copy), and given back once read.
             let (out, secs) = best(&mut || {
                 let mut r = reader(t);
                 let mut total = 0u64;
                 while let Some(block) = r.next_block()? {
                     total += block.len() as u64;
+                    r.give_back(block);
                 }
                 Ok(total)
             })?;

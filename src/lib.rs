@@ -34,7 +34,8 @@
 //! 1. `engine/input.rs` opens an input (a memory map when the caller chose
 //!    [`engine::MmapChoice::auto`], else a stream; gzip, zstd, xz, bzip2).
 //!    Multi-member gzip decodes on the run's threads: a mapped file in
-//!    `engine/gzip.rs`, a pipe a window at a time in `engine/gzip_pipe.rs`.
+//!    `engine/gzip.rs`, a pipe a window at a time in `engine/gzip_pipe.rs`,
+//!    each member by libdeflate in `engine/inflate.rs` when it can.
 //! 2. `engine/run/reader.rs` cuts it at newlines into chunks
 //!    (`engine/chunk.rs`, `engine/newlines.rs`; the decoded segments of a
 //!    mapped gzip file without a copy in `engine/blocks.rs`) and hands them

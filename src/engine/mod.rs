@@ -95,6 +95,7 @@ mod fp_sort;
 pub(crate) mod fpset;
 pub mod gzip;
 mod gzip_pipe;
+mod inflate;
 mod input;
 pub mod line_keys;
 pub mod lines;
