@@ -177,7 +177,7 @@ const ROOM: usize = 64 << 10;
 
 /// The most output a member gets from libdeflate, which needs its room up
 /// front: a larger member is decoded as a stream after it (so at most this
-/// much is decoded twice). Common Crawl's members are under 2 MiB.
+/// much is decoded twice). A Common Crawl CDXJ member holds about 1.7 MB.
 const FAST_ROOM: usize = 8 << 20;
 
 /// True when `at` starts something that looks like a gzip member header.

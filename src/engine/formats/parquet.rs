@@ -37,6 +37,10 @@ struct Group {
     spans: Vec<Option<(usize, usize)>>,
 }
 
+/// The buffers of row groups handed over, for the decoders to fill again:
+/// fresh ones cost a page fault per 4 KiB and a copy at every doubling.
+type Spare = Mutex<Vec<(Vec<u8>, Vec<Option<(usize, usize)>>)>>;
+
 /// Calls `each` for the value of column `column` of every row of the
 /// Parquet file `bytes` (named `name`), in order; `each` returns false to
 /// stop. A null is an invalid row (`missing-field`), an empty string one
@@ -104,6 +108,7 @@ pub fn for_each_value(
         let _ = token_tx.send(());
     }
     let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Group, Error>)>();
+    let spare = Spare::default();
     let decode = |g: usize| -> Result<Group, Error> {
         let first_row = first_rows[g];
         let byte = meta.row_group(g).column(index).byte_range().0;
@@ -117,11 +122,18 @@ pub fn for_each_value(
             return Err(fault(first_row, byte, "not a string column".into()));
         };
         let max_def = columns[index].max_def_level();
+        let (mut bytes, mut spans) = spare
+            .lock()
+            .ok()
+            .and_then(|mut s| s.pop())
+            .unwrap_or_default();
+        bytes.clear();
+        spans.clear();
         let mut group = Group {
             first_row,
             byte,
-            bytes: Vec::new(),
-            spans: Vec::new(),
+            bytes,
+            spans,
         };
         let mut values: Vec<ByteArray> = Vec::with_capacity(BATCH);
         let mut defs: Vec<i16> = Vec::with_capacity(BATCH);
@@ -190,6 +202,9 @@ pub fn for_each_value(
                 let group = group?;
                 if !emit(&group, each) {
                     return Ok(());
+                }
+                if let Ok(mut spare) = spare.lock() {
+                    spare.push((group.bytes, group.spans));
                 }
                 // The file's pages up to this row group's column chunk
                 // leave the resident set (row groups are in file order).
