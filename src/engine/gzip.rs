@@ -694,9 +694,7 @@ impl MemberReader {
         self.read_pos = 0;
         Ok(Some(block))
     }
-}
 
-impl MemberReader {
     /// Hands a block taken by [`next_block`](Self::next_block) back, to be
     /// decoded into again: reused memory costs no page faults, as in the
     /// engine's runs, where a block goes back once its lines are done.

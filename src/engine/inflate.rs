@@ -6,11 +6,10 @@
 //! it decodes CDXJ members 1.6× and members of plain URL lines 1.7× as fast
 //! as one flate2 stream (zlib-rs backend; `examples/gunzip_members`). That
 //! is how [`gzip`](super::gzip) decodes the members of a mapped file or of
-//! a window of a pipe. Whatever it does not
-//! take whole (a member whose output passes the room, a fault, a header
-//! with a CRC of its own) is left to the caller's streaming decoder, which
-//! gives the same output, the same partial output of a failed member and
-//! the same errors as it always did.
+//! a window of a pipe. Whatever it does not take whole (a member whose
+//! output passes the room, a fault, a header with a CRC of its own) is left
+//! to the caller's streaming decoder, which gives the same output, the same
+//! partial output of a failed member and the same errors as it always did.
 //!
 //! libdeflate reads a few damaged encodings that zlib rejects (the
 //! `gzip_members` fuzz target found one that zlib stops at with "invalid
