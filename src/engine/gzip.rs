@@ -723,12 +723,14 @@ impl Read for MemberReader {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::io::Write;
 
-    fn gz(data: &[u8], level: u32) -> Vec<u8> {
+    /// `data` as one gzip member at `level` (the other gzip modules' tests
+    /// use it too).
+    pub(crate) fn gz(data: &[u8], level: u32) -> Vec<u8> {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
         e.write_all(data).unwrap();
         e.finish().unwrap()

@@ -296,13 +296,7 @@ impl MemberBlocks for PipeMembers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-
-    fn gz(data: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
-    }
+    use crate::engine::gzip::tests::gz;
 
     fn text(n: usize, seed: u64) -> Vec<u8> {
         (0..n)
@@ -333,7 +327,7 @@ mod tests {
     #[test]
     fn gzip_pipe_members_in_order() {
         let parts: Vec<Vec<u8>> = (0..40).map(|i| text(30 + i * 40, i as u64 + 1)).collect();
-        let file: Vec<u8> = parts.iter().flat_map(|p| gz(p)).collect();
+        let file: Vec<u8> = parts.iter().flat_map(|p| gz(p, 6)).collect();
         let want = parts.concat();
         for window in [1, 100, 3000, 1 << 20] {
             for threads in [1, 2] {
@@ -344,7 +338,7 @@ mod tests {
         }
         // One member: as one stream once it passes a window.
         let one = text(5000, 3);
-        let (out, res) = read_all(gz(&one), 2, 4096);
+        let (out, res) = read_all(gz(&one, 6), 2, 4096);
         res.unwrap();
         assert_eq!(out, one);
     }
@@ -352,11 +346,11 @@ mod tests {
     #[test]
     fn gzip_pipe_truncated_member_names_its_offset() {
         let parts: Vec<Vec<u8>> = (0..10).map(|i| text(300, i + 1)).collect();
-        let mut file: Vec<u8> = parts.iter().flat_map(|p| gz(p)).collect();
-        let member: usize = parts[..9].iter().map(|p| gz(p).len()).sum();
+        let mut file: Vec<u8> = parts.iter().flat_map(|p| gz(p, 6)).collect();
+        let member: usize = parts[..9].iter().map(|p| gz(p, 6).len()).sum();
         file.truncate(file.len() - 30);
         // Windows that hold a few members, and all of them.
-        for window in [2 * gz(&parts[0]).len() + 7, 1 << 20] {
+        for window in [2 * gz(&parts[0], 6).len() + 7, 1 << 20] {
             let (out, res) = read_all(file.clone(), 2, window);
             let err = res.unwrap_err();
             assert!(

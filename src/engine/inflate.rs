@@ -101,22 +101,15 @@ unsafe impl Send for Inflater {}
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-
     use super::*;
-
-    fn gz(data: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-        e.write_all(data).unwrap();
-        e.finish().unwrap()
-    }
+    use crate::engine::gzip::tests::gz;
 
     #[test]
     fn inflates_one_member_and_says_where_it_ends() {
         let text = b"https://example.com/a\nhttps://example.com/b\n".repeat(500);
-        let mut input = gz(&text);
+        let mut input = gz(&text, 6);
         let first = input.len();
-        input.extend(gz(b"next member\n"));
+        input.extend(gz(b"next member\n", 6));
         let mut out = b"before:".to_vec();
         let used = Inflater::new().unwrap().member(&input, &mut out, 1 << 20);
         assert_eq!(used, Some(first));
@@ -127,7 +120,7 @@ mod tests {
     #[test]
     fn leaves_to_the_caller_what_it_does_not_take_whole() {
         let text = b"0123456789".repeat(1000);
-        let input = gz(&text);
+        let input = gz(&text, 6);
         let mut d = Inflater::new().unwrap();
         let mut out = b"kept".to_vec();
         // Output larger than the room.
