@@ -95,10 +95,6 @@ impl Drop for Inflater {
     }
 }
 
-// SAFETY: a libdeflate decompressor holds no thread-bound state; moving it
-// to another thread is sound, and `&mut self` keeps it to one user.
-unsafe impl Send for Inflater {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
