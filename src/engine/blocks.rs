@@ -199,7 +199,7 @@ impl<B: Blocks> StreamChunks for BlockChunker<B> {
             if let Some(bytes) = &self.block {
                 let all = bytes.as_slice();
                 if let Some(cut) = cut_slice(&all[..self.lines_end], self.pos, self.limits) {
-                    let data = ChunkData::Shared(bytes.clone(), self.pos..cut.end);
+                    let data = ChunkData::Block(bytes.clone(), self.pos..cut.end);
                     let chunk = self.chunk(data, self.base + self.pos as u64, cut.truncated);
                     self.pos = cut.next;
                     return Ok(Some(chunk));

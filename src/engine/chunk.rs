@@ -28,8 +28,13 @@ impl core::fmt::Debug for ChunkData {
 
 /// The bytes of one chunk.
 pub enum ChunkData {
-    /// A range of a shared buffer (a memory map, or bytes in memory).
+    /// A range of the whole input, shared (a memory map, or the input's
+    /// bytes in memory): a line can be noted by its offset in it.
     Shared(SharedBytes, Range<usize>),
+    /// A range of a buffer that holds a part of the decoded input (a gzip
+    /// segment, lines a record format wrote): an offset in it is not one
+    /// in the input.
+    Block(SharedBytes, Range<usize>),
     /// Bytes read from a stream.
     Owned(Vec<u8>),
 }
@@ -90,17 +95,21 @@ impl Chunk {
     /// The chunk's bytes.
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
-            ChunkData::Shared(all, range) => all.as_slice().get(range.clone()).unwrap_or_default(),
+            ChunkData::Shared(all, range) | ChunkData::Block(all, range) => {
+                all.as_slice().get(range.clone()).unwrap_or_default()
+            }
             ChunkData::Owned(v) => v,
         }
     }
 
-    /// The shared buffer the chunk is a range of, and where the range
-    /// starts in it (`None` for bytes read from a stream).
+    /// The shared input the chunk is a range of, and where the range
+    /// starts in it (`None` for bytes read from a stream or decoded: a
+    /// spilled or counted run copies those lines instead of noting where
+    /// they are).
     pub fn shared(&self) -> Option<(&SharedBytes, usize)> {
         match &self.data {
             ChunkData::Shared(all, range) => Some((all, range.start)),
-            ChunkData::Owned(_) => None,
+            ChunkData::Block(..) | ChunkData::Owned(_) => None,
         }
     }
 

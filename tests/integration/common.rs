@@ -178,6 +178,13 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     enc.finish().expect("in-memory write")
 }
 
+/// Each of `parts` gzip-compressed as a member of its own, one after
+/// another (as Common Crawl's and `bgzip`'s files are).
+#[cfg(feature = "engine")]
+pub fn gzip_members(parts: &[&[u8]]) -> Vec<u8> {
+    parts.iter().flat_map(|p| gzip(p)).collect()
+}
+
 #[cfg(feature = "engine")]
 /// Runs the engine on `input` (streamed or in memory) and returns the
 /// output, or the error.

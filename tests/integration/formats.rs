@@ -3,28 +3,17 @@
 //! faults are reported as the docs say, and the real whirlwind WARC/WAT/WET
 //! are read in place.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-use crate::common::{stdout_of, urikey, write};
+use crate::common::{gzip_members, stdout_of, urikey, write};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/formats")
         .join(name)
-}
-
-fn gzip_members(parts: &[&[u8]]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for p in parts {
-        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        enc.write_all(p).expect("in-memory write");
-        out.extend(enc.finish().expect("in-memory write"));
-    }
-    out
 }
 
 #[test]

@@ -269,6 +269,50 @@ fn dedup_exact_spills_with_the_same_output() {
     }
 }
 
+/// Lines decoded from gzip members come in segments, not as ranges of the
+/// input: a spilled or counted run must copy them, not note where they
+/// are (it once noted offsets into the first segment and printed other
+/// lines' bytes). Several segments of 128 KiB, mapped and piped.
+#[test]
+fn dedup_gzip_members_spilled_and_counted_read_as_the_plain_file() {
+    let dir = TempDir::new().expect("temp dir");
+    let temp = TempDir::new().expect("temp dir");
+    let text: Vec<u8> = (0..120_000u64)
+        .flat_map(|i| {
+            let n = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 44;
+            format!("http://h{}.example/p/{n}?q={}\n", n % 97, i % 5).into_bytes()
+        })
+        .collect();
+    let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
+    let members: Vec<Vec<u8>> = lines.chunks(3000).map(<[&[u8]]>::concat).collect();
+    let gz = common::gzip_members(&members.iter().map(Vec::as_slice).collect::<Vec<_>>());
+    assert!(gz.len() > 4 * (128 << 10), "{} compressed bytes", gz.len());
+    let plain = write(&dir, "plain.txt", &text);
+    let members = write(&dir, "members.gz", &gz);
+    for select in [&[][..], &["--duplicates"], &["--count"]] {
+        let want = stdout_of(urikey().args(["dedup", "-q"]).args(select).arg(&plain));
+        for spill in [&[][..], &["--memory-limit", "0", "--temp-dir"]] {
+            let run = || {
+                let mut cmd = urikey();
+                cmd.args(["dedup", "-q", "--threads", "2"]).args(spill);
+                if !spill.is_empty() {
+                    cmd.arg(temp.path());
+                }
+                cmd.args(select);
+                cmd
+            };
+            let mapped = stdout_of(run().arg(&members));
+            assert!(
+                mapped == want,
+                "{select:?} {spill:?}: the mapped file differs"
+            );
+            let piped = stdout_of(run().arg("-").write_stdin(gz.clone()));
+            assert!(piped == want, "{select:?} {spill:?}: the pipe differs");
+        }
+    }
+    assert!(common::listing(temp.path()).is_empty());
+}
+
 /// A big enough input that a spilling debug build runs for a while.
 fn big_input(dir: &TempDir) -> PathBuf {
     let mut input = Vec::new();
