@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use flate2::bufread::GzDecoder;
 
 use super::inflate::Inflater;
-use super::input::SharedBytes;
+use super::input::{take_spare, SharedBytes, Spare};
 
 /// Compressed bytes of a segment.
 pub const SEGMENT: usize = 128 << 10;
@@ -305,20 +305,6 @@ struct Job {
     cap: usize,
     spare: Spare,
     reply: SyncSender<Decoded>,
-}
-
-/// Output buffers handed back by the reader once read out, for the
-/// workers to decode into again: fresh memory for every segment costs a
-/// page fault per 4 KiB (a third of the time, on 1 MB/s-cheap members).
-pub(crate) type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
-
-/// A buffer from `spare`, or a new one (its content is stale).
-fn take_spare(spare: &Spare) -> Vec<u8> {
-    spare
-        .lock()
-        .ok()
-        .and_then(|mut s| s.pop())
-        .unwrap_or_default()
 }
 
 impl core::fmt::Debug for MemberReader {

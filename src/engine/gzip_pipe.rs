@@ -30,8 +30,8 @@ use std::sync::Arc;
 use flate2::read::MultiGzDecoder;
 
 use super::blocks::{Blocks, MemberBlocks};
-use super::gzip::{MemberReader, Spare};
-use super::input::{Home, SharedBytes};
+use super::gzip::MemberReader;
+use super::input::{Home, SharedBytes, Spare};
 
 /// Compressed bytes read ahead from the pipe.
 pub const WINDOW: usize = 8 << 20;
