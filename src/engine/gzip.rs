@@ -45,6 +45,9 @@ use super::input::{take_spare, SharedBytes, Spare};
 /// Compressed bytes of a segment.
 pub const SEGMENT: usize = 128 << 10;
 
+/// Compressed bytes used between releases of a mapped file's pages.
+const RELEASE_BYTES: usize = 8 << 20;
+
 /// Most output a worker buffers for one segment before handing the member
 /// it is in to the reader's thread.
 pub const CAP: usize = 32 << 20;
@@ -339,6 +342,8 @@ pub struct MemberReader {
     raw_read: Arc<AtomicU64>,
     /// Compressed bytes already counted in `raw_read`.
     counted: usize,
+    /// Compressed bytes whose mapped pages were released.
+    released: usize,
     /// Output read ahead by [`head`](Self::head), to be read again first.
     head: Vec<u8>,
     /// Where `bytes` starts in the whole input (for error messages).
@@ -406,6 +411,7 @@ impl MemberReader {
             failed: None,
             raw_read: Arc::clone(raw_read),
             counted: 0,
+            released: 0,
             head: Vec::new(),
             base: 0,
             windowed: false,
@@ -511,6 +517,13 @@ impl MemberReader {
             self.raw_read
                 .fetch_add((to - self.counted) as u64, Ordering::Relaxed);
             self.counted = to;
+        }
+        // The compressed bytes used leave the resident set (of a mapped
+        // file: 0.5 GB of a 1 GB-of-URLs CDXJ file stayed), a few MiB at a
+        // time: each release interrupts the other cores to flush their TLBs.
+        if self.counted >= self.released + RELEASE_BYTES {
+            self.bytes.release(self.released..self.counted);
+            self.released = self.counted;
         }
     }
 
