@@ -71,13 +71,31 @@ pub struct Chunk {
 /// ([`super::formats::records::Lines`]).
 #[derive(Debug, Default)]
 pub struct RecordIndex {
-    /// The record of each line of the chunk, in order.
+    /// The record of each line of the chunk, in order (empty when `first`
+    /// gives them).
     pub pos: Vec<RecordPos>,
+    /// The record of the first line, when every line is the record after
+    /// the one before in the same place (the rows of a Parquet row group).
+    pub first: Option<RecordPos>,
     /// The lines that stand for invalid records, by line index, in order.
     pub faults: Vec<RecordFault>,
     /// Bytes of the (decompressed) input read once the chunk's records
     /// were.
     pub input_end: u64,
+}
+
+impl RecordIndex {
+    /// The record of line `ordinal` of the chunk.
+    pub fn pos(&self, ordinal: usize) -> RecordPos {
+        match (self.pos.get(ordinal), self.first) {
+            (Some(&pos), _) => pos,
+            (None, Some(first)) => RecordPos {
+                record: first.record + ordinal as u64,
+                byte: first.byte,
+            },
+            (None, None) => RecordPos::default(),
+        }
+    }
 }
 
 /// A line of a chunk that stands for an invalid record.

@@ -5,11 +5,16 @@
 //! commoncrawl/cc-index-table) has the URL in `url`; `--column` picks
 //! another (`url_surtkey`, ...).
 //!
-//! Row groups are decoded on `threads` threads at once and handed over in
-//! file order; at most `threads + 1` row groups' values are in memory at a
-//! time, whatever the file's size, and the mapped pages of the row groups
-//! handed over are released as the engine's line inputs release theirs. A row's number is its 1-based index in
-//! the file; its byte offset, that of its row group's column chunk.
+//! Row groups are decoded on `threads` threads at once, straight into the
+//! lines the engine reads (a row's value and a newline: [`RowLines`]), and
+//! handed over in file order, cut into chunks without a copy. At most
+//! `threads + 1` row groups are decoded ahead of the one handed over, and
+//! a group's lines stay in memory until the engine has written its
+//! chunks, so memory is bounded by the row groups, not by the file; the
+//! mapped pages of the row groups handed over are released as the
+//! engine's line inputs release theirs. A row's number is its 1-based
+//! index in the file; its byte offset, that of its row group's column
+//! chunk.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,26 +25,146 @@ use parquet::column::reader::ColumnReader;
 use parquet::data_type::ByteArray;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
+use super::super::chunk::{Chunk, ChunkData, RecordFault, RecordIndex};
 use super::super::error::Error;
-use super::super::input::SharedBytes;
+use super::super::input::{take_spare, Home, SharedBytes, Spare};
 use super::super::Problem;
-use super::{breaks_line, Item, RecordPos};
+use super::{breaks_line, Extract, Item, RecordPos};
 
 /// Values read from a column reader at a time.
 const BATCH: usize = 8192;
 
-/// One row group's values: their bytes, and per row its span (`None`: a
-/// null).
-struct Group {
+/// One row group's values as the lines the engine reads: each row's
+/// value and a `\n`. A null or an empty value is an empty line, and a
+/// value with a line break has its breaks as spaces; those rows are
+/// invalid, and listed in `faults`.
+pub struct RowLines {
+    /// 1-based number of the group's first row.
     first_row: u64,
+    /// Offset of the group's column chunk in the file.
     byte: u64,
-    bytes: Vec<u8>,
-    spans: Vec<Option<(usize, usize)>>,
+    /// The lines, in a buffer that goes back to the decoders once no
+    /// chunk holds it.
+    text: SharedBytes,
+    /// The invalid rows, by line in the group, in order.
+    faults: Vec<RecordFault>,
 }
 
-/// The buffers of row groups handed over, for the decoders to fill again:
-/// fresh ones cost a page fault per 4 KiB and a copy at every doubling.
-type Spare = Mutex<Vec<(Vec<u8>, Vec<Option<(usize, usize)>>)>>;
+impl core::fmt::Debug for RowLines {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RowLines")
+            .field("first_row", &self.first_row)
+            .field("byte", &self.byte)
+            .field("faults", &self.faults.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowLines {
+    /// Cuts the lines into chunks of input `input`, in order.
+    pub fn chunks(&self, input: usize) -> RowChunks<'_> {
+        RowChunks {
+            rows: self,
+            input,
+            at: 0,
+            line: 0,
+            fault: 0,
+        }
+    }
+
+    /// Hands every row to `each` as an item; false when it asked to stop.
+    fn items(&self, each: &mut dyn FnMut(Item<'_>) -> bool) -> bool {
+        let text = self.text.as_slice();
+        let mut faults = self.faults.iter().peekable();
+        let mut start = 0;
+        for (line, end) in memchr::memchr_iter(b'\n', text).enumerate() {
+            let pos = RecordPos {
+                record: self.first_row + line as u64,
+                byte: self.byte,
+            };
+            let value = &text[start..end];
+            start = end + 1;
+            let item = match faults.next_if(|f| f.ordinal as usize == line) {
+                Some(f) => Item::Fault {
+                    text: value,
+                    pos,
+                    problem: f.problem,
+                    index: f.index as usize,
+                },
+                None => Item::Url { text: value, pos },
+            };
+            if !each(item) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The chunks of a row group's lines, cut at line ends.
+#[derive(Debug)]
+pub struct RowChunks<'a> {
+    rows: &'a RowLines,
+    input: usize,
+    /// Where the next chunk starts in the text, and its first line.
+    at: usize,
+    line: u64,
+    /// The first fault not in a chunk yet.
+    fault: usize,
+}
+
+impl RowChunks<'_> {
+    /// The next chunk, of about `size` bytes (whole lines, at least one),
+    /// at `offset` in the stream of lines the input wrote; `None` at the
+    /// group's end.
+    pub fn next(&mut self, size: usize, offset: u64) -> Option<Chunk> {
+        let text = self.rows.text.as_slice();
+        if self.at >= text.len() {
+            return None;
+        }
+        let want = self.at + size.max(1) - 1;
+        let end = match text
+            .get(want..)
+            .and_then(|rest| memchr::memchr(b'\n', rest))
+        {
+            Some(i) => want + i + 1,
+            None => text.len(),
+        };
+        let lines = memchr::memchr_iter(b'\n', &text[self.at..end]).count() as u64;
+        let in_chunk = self.rows.faults[self.fault..]
+            .iter()
+            .take_while(|f| u64::from(f.ordinal) < self.line + lines)
+            .count();
+        let faults = self.rows.faults[self.fault..self.fault + in_chunk]
+            .iter()
+            .map(|f| RecordFault {
+                // Lines of a group are far fewer than 2^32.
+                ordinal: (u64::from(f.ordinal) - self.line) as u32,
+                ..*f
+            })
+            .collect();
+        let records = RecordIndex {
+            first: Some(RecordPos {
+                record: self.rows.first_row + self.line,
+                byte: self.rows.byte,
+            }),
+            faults,
+            ..RecordIndex::default()
+        };
+        let chunk = Chunk {
+            input: self.input,
+            offset,
+            truncated_tail: false,
+            extract: Extract::Line,
+            records: Some(Box::new(records)),
+            data: ChunkData::Block(self.rows.text.clone(), self.at..end),
+        };
+        self.at = end;
+        self.line += lines;
+        self.fault += in_chunk;
+        Some(chunk)
+    }
+}
 
 /// Calls `each` for the value of column `column` of every row of the
 /// Parquet file `bytes` (named `name`), in order; `each` returns false to
@@ -47,14 +172,31 @@ type Spare = Mutex<Vec<(Vec<u8>, Vec<Option<(usize, usize)>>)>>;
 /// (`empty-field`), a value with a line break one (`line-break`).
 ///
 /// # Errors
-/// [`Error::Format`] when the file does not parse, has no such column, the
-/// column holds no strings, or a row group cannot be decoded.
+/// As [`for_each_group`].
 pub fn for_each_value(
     name: &str,
     bytes: SharedBytes,
     column: &str,
     threads: usize,
     each: &mut dyn FnMut(Item<'_>) -> bool,
+) -> Result<(), Error> {
+    for_each_group(name, bytes, column, threads, &mut |rows| rows.items(each))
+}
+
+/// Calls `each` for the rows of every row group of the Parquet file
+/// `bytes` (named `name`), column `column`, as lines ([`RowLines`]), in
+/// order; `each` returns false to stop. Groups are decoded on `threads`
+/// threads at once, at most `threads + 1` ahead of the one handed over.
+///
+/// # Errors
+/// [`Error::Format`] when the file does not parse, has no such column, the
+/// column holds no strings, or a row group cannot be decoded.
+pub fn for_each_group(
+    name: &str,
+    bytes: SharedBytes,
+    column: &str,
+    threads: usize,
+    each: &mut dyn FnMut(RowLines) -> bool,
 ) -> Result<(), Error> {
     let fault = |record: u64, byte: u64, message: String| Error::Format {
         path: name.to_owned(),
@@ -107,9 +249,9 @@ pub fn for_each_value(
     for _ in 0..window {
         let _ = token_tx.send(());
     }
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Result<Group, Error>)>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Result<RowLines, Error>)>();
     let spare = Spare::default();
-    let decode = |g: usize| -> Result<Group, Error> {
+    let decode = |g: usize| -> Result<RowLines, Error> {
         let first_row = first_rows[g];
         let byte = meta.row_group(g).column(index).byte_range().0;
         let fail = |e: parquet::errors::ParquetError| {
@@ -122,19 +264,10 @@ pub fn for_each_value(
             return Err(fault(first_row, byte, "not a string column".into()));
         };
         let max_def = columns[index].max_def_level();
-        let (mut bytes, mut spans) = spare
-            .lock()
-            .ok()
-            .and_then(|mut s| s.pop())
-            .unwrap_or_default();
-        bytes.clear();
-        spans.clear();
-        let mut group = Group {
-            first_row,
-            byte,
-            bytes,
-            spans,
-        };
+        let mut text = take_spare(&spare);
+        text.clear();
+        let mut faults = Vec::new();
+        let mut line = 0u32;
         let mut values: Vec<ByteArray> = Vec::with_capacity(BATCH);
         let mut defs: Vec<i16> = Vec::with_capacity(BATCH);
         loop {
@@ -149,17 +282,52 @@ pub fn for_each_value(
             let mut v = values.iter();
             for r in 0..records {
                 let present = max_def == 0 || defs.get(r).is_some_and(|&d| d == max_def);
-                if !present {
-                    group.spans.push(None);
-                    continue;
+                let value = if present {
+                    v.next().map_or(&[][..], ByteArray::data)
+                } else {
+                    &[][..]
+                };
+                let fault = if !present {
+                    Some((Problem::MissingField, 0))
+                } else if value.is_empty() {
+                    Some((Problem::EmptyField, 0))
+                } else {
+                    breaks_line(value, false).map(|at| (Problem::LineBreak, at))
+                };
+                match fault {
+                    None => text.extend_from_slice(value),
+                    Some((problem, index)) => {
+                        faults.push(RecordFault {
+                            ordinal: line,
+                            problem,
+                            index: index as u32,
+                        });
+                        text.extend(value.iter().map(|&b| {
+                            if b == b'\n' || b == b'\r' {
+                                b' '
+                            } else {
+                                b
+                            }
+                        }));
+                    }
                 }
-                let value = v.next().map_or(&[][..], ByteArray::data);
-                let start = group.bytes.len();
-                group.bytes.extend_from_slice(value);
-                group.spans.push(Some((start, value.len())));
+                text.push(b'\n');
+                line += 1;
             }
         }
-        Ok(group)
+        // The buffer comes back once the group's chunks are written. One
+        // is made only when none is spare, so the spare ones are never more
+        // than the groups that were in memory at once.
+        let home = Some(Home {
+            pool: std::sync::Arc::downgrade(&spare),
+            max: usize::MAX,
+        });
+        Ok(RowLines {
+            first_row,
+            byte,
+            text: SharedBytes::from_vec_home(text, home),
+            faults,
+        })
     };
     std::thread::scope(|scope| {
         for t in 0..threads {
@@ -185,7 +353,7 @@ pub fn for_each_value(
             }
         }
         drop(done_tx);
-        let mut ready: BTreeMap<usize, Result<Group, Error>> = BTreeMap::new();
+        let mut ready: BTreeMap<usize, Result<RowLines, Error>> = BTreeMap::new();
         let result = (|| {
             for g in 0..groups {
                 let group = loop {
@@ -199,12 +367,8 @@ pub fn for_each_value(
                         Err(_) => return Err(fault(0, 0, format!("row group {g} was not read"))),
                     }
                 };
-                let group = group?;
-                if !emit(&group, each) {
+                if !each(group?) {
                     return Ok(());
-                }
-                if let Ok(mut spare) = spare.lock() {
-                    spare.push((group.bytes, group.spans));
                 }
                 // The file's pages up to this row group's column chunk
                 // leave the resident set (row groups are in file order).
@@ -221,42 +385,164 @@ pub fn for_each_value(
     })
 }
 
-/// Hands one row group's values to `each`; false when it asked to stop.
-fn emit(group: &Group, each: &mut dyn FnMut(Item<'_>) -> bool) -> bool {
-    for (i, span) in group.spans.iter().enumerate() {
-        let pos = RecordPos {
-            record: group.first_row + i as u64,
-            byte: group.byte,
-        };
-        let item = match *span {
-            None => Item::Fault {
-                text: b"",
-                pos,
-                problem: Problem::MissingField,
-                index: 0,
-            },
-            Some((_, 0)) => Item::Fault {
-                text: b"",
-                pos,
-                problem: Problem::EmptyField,
-                index: 0,
-            },
-            Some((start, len)) => {
-                let text = &group.bytes[start..start + len];
-                match breaks_line(text, false) {
-                    Some(index) => Item::Fault {
-                        text,
-                        pos,
-                        problem: Problem::LineBreak,
-                        index,
-                    },
-                    None => Item::Url { text, pos },
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use parquet::data_type::ByteArrayType;
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+
+    use super::*;
+
+    /// A Parquet file of one optional string column `url`, one row group
+    /// per element of `groups` (`None`: a null).
+    fn file(groups: &[&[Option<&str>]]) -> SharedBytes {
+        let schema = parse_message_type("message m { OPTIONAL BYTE_ARRAY url (UTF8); }").unwrap();
+        let props = Arc::new(WriterProperties::builder().build());
+        let mut w = SerializedFileWriter::new(Vec::new(), Arc::new(schema), props).unwrap();
+        for rows in groups {
+            let values: Vec<ByteArray> =
+                rows.iter().flatten().map(|v| ByteArray::from(*v)).collect();
+            let defs: Vec<i16> = rows.iter().map(|r| i16::from(r.is_some())).collect();
+            let mut group = w.next_row_group().unwrap();
+            let mut column = group.next_column().unwrap().unwrap();
+            column
+                .typed::<ByteArrayType>()
+                .write_batch(&values, Some(&defs), None)
+                .unwrap();
+            column.close().unwrap();
+            group.close().unwrap();
+        }
+        SharedBytes::from_vec(w.into_inner().unwrap())
+    }
+
+    const GROUPS: [&[Option<&str>]; 2] = [
+        &[Some("http://a/"), None, Some(""), Some("http://b/\nx\ry")],
+        &[Some("http://c/"), Some("http://d/"), None],
+    ];
+
+    #[test]
+    fn parquet_rows_are_lines_and_faults_with_their_row_numbers() {
+        let mut got = Vec::new();
+        for_each_value("f", file(&GROUPS), "url", 2, &mut |item| {
+            got.push(match item {
+                Item::Url { text, pos } => (String::from_utf8_lossy(text).into_owned(), pos, None),
+                Item::Fault {
+                    text,
+                    pos,
+                    problem,
+                    index,
+                } => (
+                    String::from_utf8_lossy(text).into_owned(),
+                    pos,
+                    Some((problem, index)),
+                ),
+            });
+            true
+        })
+        .unwrap();
+        let rows: Vec<u64> = got.iter().map(|(_, pos, _)| pos.record).collect();
+        assert_eq!(rows, [1, 2, 3, 4, 5, 6, 7]);
+        // A row's byte is its row group's column chunk.
+        assert_eq!(got[0].1.byte, got[3].1.byte);
+        assert!(got[4].1.byte > got[3].1.byte);
+        let shapes: Vec<(&str, Option<(Problem, usize)>)> =
+            got.iter().map(|(t, _, f)| (t.as_str(), *f)).collect();
+        assert_eq!(
+            shapes,
+            [
+                ("http://a/", None),
+                ("", Some((Problem::MissingField, 0))),
+                ("", Some((Problem::EmptyField, 0))),
+                ("http://b/ x y", Some((Problem::LineBreak, 9))),
+                ("http://c/", None),
+                ("http://d/", None),
+                ("", Some((Problem::MissingField, 0))),
+            ]
+        );
+    }
+
+    #[test]
+    fn parquet_row_chunks_cut_whole_lines_and_number_them() {
+        for size in [1, 5, 12, 1000] {
+            let mut text = Vec::new();
+            let mut records = Vec::new();
+            let mut faults = Vec::new();
+            for_each_group("f", file(&GROUPS), "url", 1, &mut |rows| {
+                let mut chunks = rows.chunks(7);
+                while let Some(chunk) = chunks.next(size, text.len() as u64) {
+                    assert_eq!((chunk.input, chunk.offset), (7, text.len() as u64));
+                    let bytes = chunk.bytes();
+                    assert!(bytes.ends_with(b"\n"), "whole lines");
+                    let index = chunk.records.as_deref().unwrap();
+                    for (i, _) in bytes.iter().filter(|&&b| b == b'\n').enumerate() {
+                        records.push(index.pos(i).record);
+                    }
+                    let first = records.len() - bytes.iter().filter(|&&b| b == b'\n').count();
+                    faults.extend(
+                        index
+                            .faults
+                            .iter()
+                            .map(|f| (first + f.ordinal as usize, f.problem)),
+                    );
+                    text.extend_from_slice(bytes);
                 }
-            }
-        };
-        if !each(item) {
-            return false;
+                true
+            })
+            .unwrap();
+            assert_eq!(
+                text,
+                b"http://a/\n\n\nhttp://b/ x y\nhttp://c/\nhttp://d/\n\n"
+            );
+            assert_eq!(records, [1, 2, 3, 4, 5, 6, 7], "size {size}");
+            assert_eq!(
+                faults,
+                [
+                    (1, Problem::MissingField),
+                    (2, Problem::EmptyField),
+                    (3, Problem::LineBreak),
+                    (6, Problem::MissingField),
+                ],
+                "size {size}"
+            );
         }
     }
-    true
+
+    /// A whole run reports the invalid rows by row number and keeps the
+    /// rest, with chunks of one line and of many.
+    #[test]
+    fn parquet_dedup_reports_invalid_rows_by_number() {
+        for chunk_size in [1, 1 << 20] {
+            let mut config = crate::engine::Config::new(crate::uri::key::Keyer::default());
+            config.format.format = Some(super::super::Format::Parquet);
+            config.chunk_size = chunk_size;
+            let input = crate::engine::Input::Bytes {
+                name: "f".into(),
+                bytes: Arc::from(file(&GROUPS).as_slice()),
+            };
+            let mut out = Vec::new();
+            let mut invalid = Vec::new();
+            crate::engine::run(
+                &config,
+                vec![input],
+                &mut out,
+                &mut |line: &crate::engine::InvalidLine<'_>| {
+                    invalid.push((line.line, line.problem));
+                },
+            )
+            .unwrap();
+            assert_eq!(out, b"http://a/\nhttp://c/\nhttp://d/\n");
+            assert_eq!(
+                invalid,
+                [
+                    (2, Problem::MissingField),
+                    (3, Problem::EmptyField),
+                    (4, Problem::LineBreak),
+                    (7, Problem::MissingField),
+                ]
+            );
+        }
+    }
 }

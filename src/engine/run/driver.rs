@@ -512,7 +512,7 @@ impl<'a> Driver<'a> {
                     .or_insert(0) += 1;
                 let (line, byte) = match &chunk.records {
                     Some(r) => {
-                        let pos = r.pos.get(inv.ordinal as usize).copied().unwrap_or_default();
+                        let pos = r.pos(inv.ordinal as usize);
                         (pos.record, pos.byte)
                     }
                     None => (

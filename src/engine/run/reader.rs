@@ -219,21 +219,21 @@ fn read_parquet(
                 return false;
             }
         };
-        let mut lines = Lines::new(index, formats::Extract::Line);
+        // Offset of the next chunk in the stream of lines the rows make.
+        let mut offset = 0u64;
         let mut alive = true;
         let read =
-            formats::parquet::for_each_value(name, bytes, &format.column, threads, &mut |item| {
-                lines.push(item);
-                if lines.len() >= out.next_size() {
-                    if let Some(chunk) = lines.take(0) {
-                        alive = out.push(chunk);
+            formats::parquet::for_each_group(name, bytes, &format.column, threads, &mut |rows| {
+                let mut chunks = rows.chunks(index);
+                while let Some(chunk) = chunks.next(out.next_size(), offset) {
+                    offset += chunk.bytes().len() as u64;
+                    alive = out.push(chunk);
+                    if !alive {
+                        break;
                     }
                 }
                 alive
             });
-        if let Some(chunk) = lines.take(0) {
-            alive = alive && out.push(chunk);
-        }
         if let Err(e) = read {
             out.flush();
             let _ = out.tx.send(Err(e));
