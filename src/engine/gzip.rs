@@ -518,9 +518,10 @@ impl MemberReader {
                 .fetch_add((to - self.counted) as u64, Ordering::Relaxed);
             self.counted = to;
         }
-        // The compressed bytes used leave the resident set (of a mapped
-        // file: 0.5 GB of a 1 GB-of-URLs CDXJ file stayed), a few MiB at a
-        // time: each release interrupts the other cores to flush their TLBs.
+        // The compressed bytes used leave the resident set, or a mapped
+        // file stays resident to its end (0.5 GB for the CDXJ of 1 GB of
+        // URLs); a few MiB at a time, as each release interrupts the
+        // other cores to flush their TLBs.
         if self.counted >= self.released + RELEASE_BYTES {
             self.bytes.release(self.released..self.counted);
             self.released = self.counted;

@@ -99,19 +99,15 @@ enum Backing {
 
 /// Buffers handed back once read out, to be filled again: fresh memory
 /// costs a page fault for every 4 KiB written to it (a third of the time
-/// of decoding cheap gzip members; a third of the page faults of a
-/// Parquet run).
+/// of decoding cheap gzip members).
 pub(crate) type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
 
-/// The roomiest buffer of `spare` (its content stale), or a new one.
+/// A buffer from `spare` (its content stale), or a new one.
 pub(crate) fn take_spare(spare: &Spare) -> Vec<u8> {
     spare
         .lock()
         .ok()
-        .and_then(|mut s| {
-            let (at, _) = s.iter().enumerate().max_by_key(|(_, b)| b.capacity())?;
-            Some(s.swap_remove(at))
-        })
+        .and_then(|mut s| s.pop())
         .unwrap_or_default()
 }
 

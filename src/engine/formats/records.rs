@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::super::chunk::{Chunk, ChunkData, RecordFault, RecordIndex};
 use super::super::error::Error;
-use super::super::input::{self, Home, Input, MmapChoice, SharedBytes, Source, Spare};
+use super::super::input::{self, Input, MmapChoice, SharedBytes, Source};
 use super::super::{lines, Field, Problem};
 use super::detect::{detect, DETECT_BYTES};
 use super::warc::{ReadError, WarcUrls};
@@ -249,8 +249,6 @@ pub struct Lines {
     input: usize,
     extract: Extract,
     buf: Vec<u8>,
-    /// The buffers of chunks written, back to be filled again.
-    spare: Spare,
     index: RecordIndex,
     /// Offset of the next chunk in the stream of written lines.
     offset: u64,
@@ -263,7 +261,6 @@ impl Lines {
             input,
             extract,
             buf: Vec::new(),
-            spare: Arc::default(),
             index: RecordIndex::default(),
             offset: 0,
         }
@@ -314,35 +311,23 @@ impl Lines {
         if self.is_empty() {
             return None;
         }
-        // The next chunk is written into the buffer of a chunk already
-        // written, with at least the room this one took: a fresh buffer
-        // faults in a page every 4 KiB, and one grown from empty is
-        // copied at each doubling (5% of a Parquet run).
+        // The next chunk starts with the room this one took: grown from
+        // empty, its buffers were copied at each doubling.
         let (len, lines) = (self.buf.len(), self.index.pos.len());
-        let mut room = input::take_spare(&self.spare);
-        room.clear();
-        room.reserve(len);
-        let data = std::mem::replace(&mut self.buf, room);
+        let data = std::mem::replace(&mut self.buf, Vec::with_capacity(len));
         let next = RecordIndex {
             pos: Vec::with_capacity(lines),
             ..RecordIndex::default()
         };
         let mut index = std::mem::replace(&mut self.index, next);
         index.input_end = input_end;
-        // The buffer comes back once the chunk is written. One is made
-        // only when none is spare, so the spare ones are never more than
-        // the chunks that were in flight at once.
-        let home = Some(Home {
-            pool: Arc::downgrade(&self.spare),
-            max: usize::MAX,
-        });
         let chunk = Chunk {
             input: self.input,
             offset: self.offset,
             truncated_tail: false,
             extract: self.extract,
             records: Some(Box::new(index)),
-            data: ChunkData::Block(SharedBytes::from_vec_home(data, home), 0..len),
+            data: ChunkData::Owned(data),
         };
         self.offset += chunk.bytes().len() as u64;
         Some(chunk)
