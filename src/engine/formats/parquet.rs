@@ -287,14 +287,14 @@ pub fn for_each_group(
                 } else {
                     &[][..]
                 };
-                let fault = if !present {
+                let bad = if !present {
                     Some((Problem::MissingField, 0))
                 } else if value.is_empty() {
                     Some((Problem::EmptyField, 0))
                 } else {
                     breaks_line(value, false).map(|at| (Problem::LineBreak, at))
                 };
-                match fault {
+                match bad {
                     None => text.extend_from_slice(value),
                     Some((problem, index)) => {
                         faults.push(RecordFault {
@@ -312,7 +312,10 @@ pub fn for_each_group(
                     }
                 }
                 text.push(b'\n');
-                line += 1;
+                // A fault's line is a u32, as in every chunk.
+                line = line.checked_add(1).ok_or_else(|| {
+                    fault(first_row, byte, format!("row group {g}: over 2^32 rows"))
+                })?;
             }
         }
         // The buffer comes back once the group's chunks are written. One
