@@ -218,6 +218,15 @@ pub(crate) fn breaks_line(value: &[u8], tab_too: bool) -> Option<usize> {
         .position(|&b| b == b'\n' || b == b'\r' || (tab_too && b == b'\t'))
 }
 
+/// Appends the text of an invalid record to `out` as one line of a chunk:
+/// its line breaks become spaces.
+pub(crate) fn push_as_one_line(out: &mut Vec<u8>, text: &[u8]) {
+    out.extend(
+        text.iter()
+            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
+    );
+}
+
 /// Where a record's lines come from, for [`Problem`] reports: the 1-based
 /// record (or row) number and the byte offset of the record in the
 /// (decompressed) input.

@@ -29,7 +29,7 @@ use super::super::chunk::{Chunk, ChunkData, RecordFault, RecordIndex};
 use super::super::error::Error;
 use super::super::input::{take_spare, Home, SharedBytes, Spare};
 use super::super::Problem;
-use super::{breaks_line, Extract, Item, RecordPos};
+use super::{breaks_line, push_as_one_line, Extract, Item, RecordPos};
 
 /// Values read from a column reader at a time.
 const BATCH: usize = 8192;
@@ -138,7 +138,7 @@ impl RowChunks<'_> {
         let faults = self.rows.faults[self.fault..self.fault + in_chunk]
             .iter()
             .map(|f| RecordFault {
-                // Lines of a group are far fewer than 2^32.
+                // Under 2^32 lines a group: checked as it is decoded.
                 ordinal: (u64::from(f.ordinal) - self.line) as u32,
                 ..*f
             })
@@ -302,13 +302,7 @@ pub fn for_each_group(
                             problem,
                             index: index as u32,
                         });
-                        text.extend(value.iter().map(|&b| {
-                            if b == b'\n' || b == b'\r' {
-                                b' '
-                            } else {
-                                b
-                            }
-                        }));
+                        push_as_one_line(&mut text, value);
                     }
                 }
                 text.push(b'\n');

@@ -290,10 +290,7 @@ impl Lines {
                 problem,
                 index,
             } => {
-                self.buf.extend(
-                    text.iter()
-                        .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
-                );
+                super::push_as_one_line(&mut self.buf, text);
                 self.index.pos.push(pos);
                 self.index.faults.push(RecordFault {
                     ordinal,
