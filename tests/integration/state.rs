@@ -106,8 +106,8 @@ proptest! {
         config.emit = if original && output != Select::Counts { Emit::Original } else { Emit::Key };
         let (want, want_stats) = run_engine(&config, &joined(&lines), false);
 
-        let temp = TempDir::new().expect("temp dir");
-        let spill_dir = TempDir::new().expect("temp dir");
+        let temp = common::churn_dir();
+        let spill_dir = common::churn_dir();
         if let Some((after_keys, partition_keys)) = spill {
             config.temp_dir = Some(spill_dir.path().to_owned());
             config.spill_hooks.after_keys = Some(after_keys);
@@ -174,7 +174,7 @@ proptest! {
         stdin in any::<bool>(),
         duplicates in any::<bool>(),
     ) {
-        let dir = TempDir::new().expect("temp dir");
+        let dir = common::churn_dir();
         let mode: &[&str] = if duplicates { &["--duplicates"] } else { &[] };
         let whole = dir.path().join("whole");
         std::fs::write(&whole, joined(&lines)).expect("write");

@@ -67,7 +67,7 @@ proptest! {
         config.emit = if original { Emit::Original } else { Emit::Key };
         config.exact = exact;
         let (want, want_stats) = run_engine(&config, &input, false).expect("in-memory run");
-        let temp = TempDir::new().expect("temp dir");
+        let temp = common::churn_dir();
         config.temp_dir = Some(temp.path().to_owned());
         config.spill_hooks.after_keys = Some(after_keys);
         config.spill_hooks.partition_keys = Some(partition_keys);
