@@ -40,18 +40,33 @@ fn crowded_fps(
 fn check_against_map<const WITH_IDS: bool>(t: &mut FingerprintTable<WITH_IDS>, fps: &[u128]) {
     let mut want: HashMap<u128, u32> = HashMap::new();
     for &fp in fps {
-        let next = want.len() as u32;
-        let got = t.insert(fp);
-        match want.get(&fp) {
-            Some(&id) => assert_eq!(got, Insert::Seen(if WITH_IDS { id } else { 0 })),
-            None => {
-                assert_eq!(got, Insert::New(if WITH_IDS { next } else { 0 }));
-                want.insert(fp, next);
-            }
+        insert_checked(t, fp, &mut want);
+    }
+    check_finds(t, &want);
+}
+
+/// Inserts `fp` and checks the answer against `want`, the ids given so
+/// far (in order of first insert), which it then follows.
+fn insert_checked<const WITH_IDS: bool>(
+    t: &mut FingerprintTable<WITH_IDS>,
+    fp: u128,
+    want: &mut HashMap<u128, u32>,
+) {
+    let next = want.len() as u32;
+    let got = t.insert(fp);
+    match want.get(&fp) {
+        Some(&id) => assert_eq!(got, Insert::Seen(if WITH_IDS { id } else { 0 })),
+        None => {
+            assert_eq!(got, Insert::New(if WITH_IDS { next } else { 0 }));
+            want.insert(fp, next);
         }
     }
+}
+
+/// The table holds exactly the fingerprints of `want`, with their ids.
+fn check_finds<const WITH_IDS: bool>(t: &FingerprintTable<WITH_IDS>, want: &HashMap<u128, u32>) {
     assert_eq!(t.len(), want.len());
-    for (&fp, &id) in &want {
+    for (&fp, &id) in want {
         assert_eq!(t.find(fp), Some(if WITH_IDS { id } else { 0 }));
     }
 }
@@ -323,15 +338,16 @@ fn fpset_expected_size_is_reached_in_one_growth() {
         pool.install(|| {
             let mut t = FingerprintTable::<true>::with_phase(3);
             let (early, late) = fps.split_at(start_at);
-            check_against_map(&mut t, early);
+            let mut want = HashMap::new();
+            for &fp in early {
+                insert_checked(&mut t, fp, &mut want);
+            }
             t.expect_total(distinct);
             let before = t.slots.len();
             let predicted = t.bytes_after(max_filled(before) + 1 - t.len());
             let mut lens = vec![before];
-            let mut all = early.to_vec();
             for &fp in late {
-                all.push(fp);
-                t.insert(fp);
+                insert_checked(&mut t, fp, &mut want);
                 if lens.last() != Some(&t.slots.len()) {
                     lens.push(t.slots.len());
                 }
@@ -346,11 +362,7 @@ fn fpset_expected_size_is_reached_in_one_growth() {
                 "past the next step"
             );
             assert_eq!(predicted, lens[1] * (BUCKET + 4 * SLOTS));
-            let mut again = FingerprintTable::<true>::with_phase(3);
-            check_against_map(&mut again, &all);
-            for &fp in &all {
-                assert_eq!(t.find(fp), again.find(fp));
-            }
+            check_finds(&t, &want);
         });
     }
     // Without an expectation, the same table takes many steps.
