@@ -282,7 +282,7 @@ mod tests {
     fn a_refused_direct_write_keeps_its_bytes() {
         if !refuses_misaligned_writes_in(&std::env::temp_dir()) {
             eprintln!(
-                "skipped: the temporary directory's file system takes misaligned direct writes"
+                "skipped: the temporary directory's file system does not refuse a misaligned direct write"
             );
             return;
         }

@@ -362,7 +362,7 @@ mod tests {
         let dir = scratch_dir("refused");
         if !direct::refuses_misaligned_writes_in(&dir) {
             eprintln!(
-                "skipped: the temporary directory's file system takes misaligned direct writes"
+                "skipped: the temporary directory's file system does not refuse a misaligned direct write"
             );
             fs::remove_dir_all(dir).unwrap();
             return;
