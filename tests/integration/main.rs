@@ -7,7 +7,7 @@
 //! * `urikey dedup`: `dedup/cli.rs` (options, inputs, outputs, failures),
 //!   `dedup/props.rs` (the engine against a naive reference),
 //!   `dedup/spill.rs` (runs larger than memory);
-//! * `urikey normalize` and the keys it prints: `normalize.rs`;
+//! * `urikey normalize` and the keys it prints: `normalize/`;
 //!   keys that must never change: `stable_keys.rs`;
 //! * `urikey parse` and `urikey resolve`: `cli.rs`;
 //! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
