@@ -14,7 +14,9 @@
 //!   `state.rs`;
 //! * output files and streams of every command: `output.rs`;
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
-//!   `formats.rs`.
+//!   `formats.rs`;
+//! * the repository's own rules (docs name paths that exist, the source
+//!   files' length cap): `repo.rs`.
 //!
 //! Helpers shared by several modules (running the binary, temporary files,
 //! the conformance vectors) are in `common.rs`. Tests that need the
@@ -27,6 +29,7 @@ mod common;
 mod compat;
 mod conformance;
 mod props;
+mod repo;
 
 #[cfg(feature = "cli")]
 mod cli;
