@@ -16,7 +16,7 @@
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
 //!   `formats.rs`;
 //! * the repository's own rules (docs name paths that exist, the source
-//!   files' length cap): `repo.rs`.
+//!   files' length cap, the number of result folders): `repo.rs`.
 //!
 //! Helpers shared by several modules (running the binary, temporary files,
 //! the conformance vectors) are in `common.rs`. Tests that need the

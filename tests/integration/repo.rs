@@ -1,6 +1,6 @@
 //! The repository's own rules, so that its docs cannot drift from it: every
-//! repository path the docs name exists, and no hand-written source file
-//! grows past 1,000 lines.
+//! repository path the docs name exists, the committed benchmark results
+//! stay few, and no hand-written source file grows past 1,000 lines.
 
 use std::path::{Path, PathBuf};
 
@@ -234,7 +234,37 @@ fn python_module_map_names_every_module() {
 }
 
 // ---------------------------------------------------------------------------
-// Sizes: short enough to read.
+// Sizes: short enough to read, few enough to find.
+
+/// Committed benchmark results: one folder per result a doc cites. A new run
+/// of the same topic replaces its folder (the history of figures lives in
+/// docs/performance.md).
+const RESULT_FOLDERS_MAX: usize = 8;
+
+#[test]
+fn at_most_8_benchmark_result_folders() {
+    let mut folders: Vec<String> = std::fs::read_dir(root().join("benches/results"))
+        .expect("benches/results/")
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    assert!(
+        folders.len() <= RESULT_FOLDERS_MAX,
+        "benches/results/ holds {} result folders, more than {RESULT_FOLDERS_MAX}: merge or retire \
+         superseded ones (and keep benches/results/README.md true):\n{}",
+        folders.len(),
+        folders.join("\n")
+    );
+    let index = read("benches/results/README.md");
+    for folder in &folders {
+        assert!(
+            index.contains(folder.as_str()),
+            "benches/results/README.md does not list {folder}"
+        );
+    }
+}
 
 /// A source file is read whole by whoever changes it: past about 1,000 lines
 /// it holds more than one job.
