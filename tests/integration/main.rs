@@ -10,13 +10,15 @@
 //! * `urikey normalize` and the keys it prints: `normalize/`;
 //!   keys that must never change: `stable_keys.rs`;
 //! * `urikey parse` and `urikey resolve`: `cli.rs`;
+//! * the docs' `console` examples, run as written: `doc_examples.rs`;
 //! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
 //!   `state.rs`;
 //! * output files and streams of every command: `output.rs`;
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
 //!   `formats.rs`;
-//! * the repository's own rules (docs name paths that exist, the source
-//!   files' length cap, the number of result folders): `repo.rs`.
+//! * the repository's own rules (docs name paths that exist, the README's
+//!   and the source files' length caps, the number of result folders):
+//!   `repo.rs`.
 //!
 //! Helpers shared by several modules (running the binary, temporary files,
 //! the conformance vectors) are in `common.rs`. Tests that need the
@@ -35,6 +37,8 @@ mod repo;
 mod cli;
 #[cfg(feature = "cli")]
 mod dedup;
+#[cfg(feature = "cli")]
+mod doc_examples;
 #[cfg(feature = "cli")]
 mod formats;
 #[cfg(feature = "cli")]

@@ -1,6 +1,7 @@
 //! The repository's own rules, so that its docs cannot drift from it: every
-//! repository path the docs name exists, the committed benchmark results
-//! stay few, and no hand-written source file grows past 1,000 lines.
+//! repository path the docs name exists, the README stays short, the
+//! committed benchmark results stay few, and no hand-written source file
+//! grows past 1,000 lines.
 
 use std::path::{Path, PathBuf};
 
@@ -235,6 +236,19 @@ fn python_module_map_names_every_module() {
 
 // ---------------------------------------------------------------------------
 // Sizes: short enough to read, few enough to find.
+
+/// The README is the first page: what urikey is, the two first commands, the
+/// claims and where to read on. Detail goes to `docs/`.
+const README_MAX_LINES: usize = 450;
+
+#[test]
+fn readme_is_at_most_450_lines() {
+    let lines = read("README.md").lines().count();
+    assert!(
+        lines <= README_MAX_LINES,
+        "README.md has {lines} lines, more than {README_MAX_LINES}: move detail to a page of docs/"
+    );
+}
 
 /// Committed benchmark results: one folder per result a doc cites. A new run
 /// of the same topic replaces its folder (the history of figures lives in
