@@ -18,7 +18,8 @@
 //!   `formats.rs`;
 //! * the repository's own rules (docs name paths that exist, the README's
 //!   and the source files' length caps, the number of result folders):
-//!   `repo.rs`.
+//!   `repo.rs`;
+//! * the engine's rooms and the way they import each other: `rooms.rs`.
 //!
 //! Helpers shared by several modules (running the binary, temporary files,
 //! the conformance vectors) are in `common.rs`. Tests that need the
@@ -32,6 +33,8 @@ mod compat;
 mod conformance;
 mod props;
 mod repo;
+#[cfg(feature = "engine")]
+mod rooms;
 
 #[cfg(feature = "cli")]
 mod cli;
