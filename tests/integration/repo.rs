@@ -197,6 +197,39 @@ fn docs_name_only_paths_that_exist() {
     );
 }
 
+/// A file named bare in a code span (`` `cdxj_fast.rs` ``, `` `spark.py` ``):
+/// some Rust or Python file of the repository has that name. (Where it lives
+/// is the text's business; that it still exists is the test's.)
+#[test]
+fn docs_name_only_source_files_that_exist() {
+    let mut names = std::collections::BTreeSet::new();
+    for dir in TOP_FOLDERS {
+        for file in files_under(dir) {
+            names.insert(file.rsplit('/').next().unwrap_or(&file).to_string());
+        }
+    }
+    let mut missing = Vec::new();
+    for doc in documents().iter().filter(|d| d.ends_with(".md")) {
+        for (number, line) in read(doc).lines().enumerate() {
+            for span in line.split('`').skip(1).step_by(2) {
+                let bare = !span.is_empty()
+                    && span
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+                let source = [".rs", ".py", ".pyi"].iter().any(|ext| span.ends_with(ext));
+                if bare && source && !names.contains(span) {
+                    missing.push(format!("{doc}:{}: {span}", number + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the docs name source files that no longer exist anywhere:\n{}",
+        missing.join("\n")
+    );
+}
+
 /// The Python extension's module map (the `//!` list of `python/src/lib.rs`)
 /// names each of its modules, and only those.
 #[test]
