@@ -1,6 +1,7 @@
 //! The `console` blocks of the README, python/README.md and `docs/` run as
-//! written and print what they show. (Their Python blocks run in
-//! `python/tests/test_docs.py`, their Rust blocks as doctests.)
+//! written and print what they show (their Python blocks run in
+//! `python/tests/test_docs.py`, their Rust blocks as doctests), and
+//! docs/cli.md names every option of `urikey dedup`.
 //!
 //! In a block, a line starting with `$ ` is a command (continued on the next
 //! line while it ends with `\`), run by `sh` from the repository root with the
@@ -98,4 +99,41 @@ fn console_examples_print_what_they_show() {
         }
     }
     assert!(ran >= 3, "only {ran} console examples found");
+}
+
+/// docs/cli.md names every option `urikey dedup --help` lists, so that a new
+/// option cannot go undocumented.
+#[test]
+fn docs_cli_names_every_dedup_option() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let page = std::fs::read_to_string(root.join("docs/cli.md")).unwrap();
+    let help = crate::common::stdout_of(crate::common::urikey().args(["dedup", "--help"]));
+    let mut missing = Vec::new();
+    let mut options = 0;
+    for word in help.split(|c: char| c.is_whitespace() || c == ',' || c == '[' || c == '=') {
+        let Some(name) = word.strip_prefix("--") else {
+            continue;
+        };
+        if name.is_empty()
+            || name == "help"
+            || !name.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+        {
+            continue;
+        }
+        options += 1;
+        if !page.contains(&format!("`--{name}")) {
+            missing.push(format!("--{name}"));
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        options > 20,
+        "only {options} options found in `urikey dedup --help`"
+    );
+    assert!(
+        missing.is_empty(),
+        "docs/cli.md does not name these options of `urikey dedup --help`: {}",
+        missing.join(", ")
+    );
 }
