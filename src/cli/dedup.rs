@@ -450,11 +450,15 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     };
+    let to_stdout = matches!(sink, Sink::Stdout(_));
     sink.commit()?;
-    if let (Some(path), Some(_)) = (args.output.as_deref(), &state) {
+    if state.as_ref().is_some_and(State::commits) {
         // The output must be on disk before its keys are: a crash between
         // them then prints the keys again, never loses them.
-        sync_parent(path);
+        match args.output.as_deref() {
+            Some(path) if !to_stdout => sync_parent(path)?,
+            _ => output::sync_stdout_file()?,
+        }
     }
     // The store's keys change only when urikey exits 0.
     let state_report = match state {
@@ -480,18 +484,23 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-/// Syncs the directory of `path` (best effort).
-fn sync_parent(path: &std::path::Path) {
-    if path.as_os_str() == "-" {
-        return;
-    }
+/// Syncs the directory of `path`, so that its new name is durable.
+///
+/// # Errors
+/// `cannot write <path>` with the reason: the keys are then not committed.
+fn sync_parent(path: &std::path::Path) -> anyhow::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
     };
-    if let Ok(d) = std::fs::File::open(parent) {
-        let _ = d.sync_all();
-    }
+    std::fs::File::open(parent)
+        .and_then(|d| d.sync_all())
+        .with_context(|| {
+            format!(
+                "cannot write {}: its directory could not be synced",
+                path.display()
+            )
+        })
 }
 
 /// The `--stats` text.

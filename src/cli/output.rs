@@ -125,6 +125,42 @@ impl Cleanup {
     }
 }
 
+/// Syncs stdout when it is a regular file (a shell's `> FILE`), and the
+/// directory that holds it, so that what was written to it is durable; a
+/// pipe or a terminal has nothing to sync (what its reader does with the
+/// lines is its own).
+///
+/// # Errors
+/// `cannot write stdout` with the reason.
+pub fn sync_stdout_file() -> anyhow::Result<()> {
+    use std::os::fd::AsFd;
+    let file = std::fs::File::from(
+        io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .context("cannot write stdout")?,
+    );
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    file.sync_all()
+        .context("cannot write stdout: it could not be synced")?;
+    // Its name, made by the shell: synced where /proc names it.
+    if let Ok(path) = std::fs::read_link("/proc/self/fd/1") {
+        if let Some(dir) = path.parent().filter(|_| path.is_file()) {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .with_context(|| {
+                    format!(
+                        "cannot write stdout: the directory of {} could not be synced",
+                        path.display()
+                    )
+                })?;
+        }
+    }
+    Ok(())
+}
+
 /// Erases the current line of a terminal stderr (a progress bar).
 pub fn clear_line() {
     let mut err = io::stderr();

@@ -77,6 +77,12 @@ impl State {
         })
     }
 
+    /// True when the run's new keys are committed at its end (not
+    /// read-only).
+    pub fn commits(&self) -> bool {
+        !self.readonly
+    }
+
     /// The store as the run's prior set.
     pub fn prior(&self) -> Arc<dyn PriorKeys> {
         self.session.clone()

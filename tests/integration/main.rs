@@ -11,7 +11,8 @@
 //!   keys that must never change: `stable_keys.rs`;
 //! * `urikey parse` and `urikey resolve`: `cli.rs`;
 //! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
-//!   `state.rs`;
+//!   `state.rs`; power loss inside real commits (traced with strace,
+//!   replayed as crash states): `state_crash/`;
 //! * output files and streams of every command: `output.rs`;
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
 //!   `formats.rs`.
@@ -42,3 +43,5 @@ mod output;
 mod stable_keys;
 #[cfg(feature = "cli")]
 mod state;
+#[cfg(feature = "cli")]
+mod state_crash;

@@ -197,15 +197,10 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         match read_text(&path) {
             Ok(text) => Self::decode(&path, &text),
-            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                Err(StoreError::NotAStore {
-                    dir: dir.to_owned(),
-                    why: if dir.is_dir() {
-                        format!("it has no {MANIFEST} (`urikey state init` makes one)")
-                    } else {
-                        "no such directory (`urikey state init` makes one)".to_owned()
-                    },
-                })
+            Err(StoreError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound || dir.is_file() =>
+            {
+                Err(super::open::missing_manifest(dir))
             }
             Err(e) => Err(e),
         }
