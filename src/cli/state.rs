@@ -99,9 +99,15 @@ impl State {
     pub fn commit(mut self) -> anyhow::Result<StateReport> {
         let started = Instant::now();
         let commit = match self.session.take_additions() {
-            Some(additions) => Some(self.store.commit(additions).with_context(|| {
-                "the output is complete, but its new keys were not added to the store (a next \
-                 run prints them again)"
+            Some(additions) => Some(self.store.commit(additions).map_err(|e| {
+                let what = if e.committed() {
+                    "the output is complete and its new keys were added to the store, but not \
+                     durably"
+                } else {
+                    "the output is complete, but its new keys were not added to the store (a \
+                     next run prints them again)"
+                };
+                anyhow::Error::new(e).context(what)
             })?),
             None => None,
         };

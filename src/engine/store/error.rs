@@ -76,6 +76,18 @@ pub enum StoreError {
         /// The newest this build reads.
         supported: u32,
     },
+    /// The new manifest is in place (the commit was made: the store and
+    /// its readers are at the new commit), but the directory could not be
+    /// synced after the rename: a power loss may still take the store back
+    /// to the commit before.
+    CommitNotSynced {
+        /// The directory.
+        dir: PathBuf,
+        /// The commit made.
+        commit: u64,
+        /// What the operating system said.
+        source: io::Error,
+    },
     /// A store opened read-only was asked to change.
     ReadOnly {
         /// The directory.
@@ -98,6 +110,12 @@ impl StoreError {
             path: path.to_owned(),
             what: what.into(),
         }
+    }
+
+    /// True when the commit asked for was made (its manifest is in place),
+    /// though an error followed.
+    pub fn committed(&self) -> bool {
+        matches!(self, StoreError::CommitNotSynced { .. })
     }
 
     /// True for damage found by a check (not an I/O failure, not a lock).
@@ -172,6 +190,18 @@ impl fmt::Display for StoreError {
                 "{} is in seen-store format {found}, newer than this urikey reads ({supported}): \
                  use a newer urikey",
                 path.display()
+            ),
+            StoreError::CommitNotSynced {
+                dir,
+                commit,
+                source,
+            } => write!(
+                f,
+                "seen-store {}: commit {commit} was made, but the directory could not be \
+                 synced after it ({source}): a power loss may still take the store back to \
+                 commit {}",
+                dir.display(),
+                commit.saturating_sub(1)
             ),
             StoreError::ReadOnly { dir } => {
                 write!(f, "seen-store {} was opened read-only", dir.display())

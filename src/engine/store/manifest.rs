@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::durable::{pause, sync_dir, Step};
+use super::durable::{pause, Step};
 use super::error::StoreError;
 use super::format::read_text;
 
@@ -210,7 +210,8 @@ impl Manifest {
     /// point.
     ///
     /// # Errors
-    /// [`StoreError::Io`]; the old manifest is then still in place.
+    /// [`StoreError::Io`]: the old manifest is then still in place;
+    /// [`StoreError::CommitNotSynced`]: this one is in place, not synced.
     pub fn write(&self, dir: &Path) -> Result<(), StoreError> {
         let tmp: PathBuf = dir.join(MANIFEST_TMP);
         let io = |e| StoreError::io(&tmp, e);
@@ -223,7 +224,15 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         fs::rename(&tmp, &path).map_err(|e| StoreError::io(&path, e))?;
         pause(Step::Renamed);
-        sync_dir(dir)
+        // The commit point has passed: a failure now must not say the
+        // commit was not made.
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|source| StoreError::CommitNotSynced {
+                dir: dir.to_owned(),
+                commit: self.commit,
+                source,
+            })
     }
 }
 

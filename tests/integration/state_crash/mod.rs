@@ -10,6 +10,7 @@
 //! `strace` is the Debian package (`.ci/run` installs it); outside CI a
 //! machine without it skips these tests, saying so.
 
+mod faults;
 mod states;
 mod trace;
 
