@@ -460,9 +460,18 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
             _ => output::sync_stdout_file()?,
         }
     }
-    // The store's keys change only when urikey exits 0.
+    // The store's keys change only when urikey exits 0, and a commit
+    // that began is not cut short by a signal.
     let state_report = match state {
-        Some(state) if exit == Exit::Ok && !output::interrupted() => Some(state.commit()?),
+        Some(state) if exit == Exit::Ok && state.commits() => {
+            if !output::begin_commit() {
+                say!(
+                    "interrupted: the output is complete, but its keys were not added to the store"
+                );
+                return Ok(Exit::Interrupted);
+            }
+            Some(state.commit()?)
+        }
         Some(state) => Some(state.unchanged()),
         None => None,
     };

@@ -11,6 +11,7 @@
 //! machine without it skips these tests, saying so.
 
 mod faults;
+mod signals;
 mod states;
 mod trace;
 
