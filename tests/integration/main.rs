@@ -49,3 +49,5 @@ mod stable_keys;
 mod state;
 #[cfg(feature = "cli")]
 mod state_crash;
+#[cfg(feature = "cli")]
+mod state_format;

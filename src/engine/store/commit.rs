@@ -138,7 +138,13 @@ impl SeenStore {
                         keys: r.len(),
                         bytes: r.layout().file_bytes(),
                         header_sum: r.header_sum(),
+                        content_sum: Some(r.content_sum()),
                     });
+                // A format-1 entry: the sum of the file it was opened with.
+                let entry = RunEntry {
+                    content_sum: Some(entry.content_sum.unwrap_or(r.content_sum())),
+                    ..entry
+                };
                 (entry, Arc::clone(r))
             })
             .collect()
@@ -155,6 +161,7 @@ impl SeenStore {
                 keys: meta.keys,
                 bytes: meta.bytes,
                 header_sum: meta.header_sum,
+                content_sum: Some(meta.content_sum),
             },
             Arc::new(run),
         ))

@@ -531,6 +531,25 @@ mod tests {
     }
 
     #[test]
+    fn store_refuses_a_run_of_another_store_with_as_many_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let mut sa = SeenStore::create(&a, &config()).unwrap();
+        commit(&mut sa, &fps(0..100));
+        let mut sb = SeenStore::create(&b, &config()).unwrap();
+        commit(&mut sb, &fps(100..200));
+        drop((sa, sb));
+        std::fs::copy(b.join(run_name(1, 0)), a.join(run_name(1, 0))).unwrap();
+        let e = SeenStore::open(&a, Access::ReadOnly).unwrap_err();
+        assert!(
+            e.is_corrupt() && e.to_string().contains("another store"),
+            "{e}"
+        );
+        let report = verify(&a);
+        assert!(!report.is_ok(), "{report:?}");
+    }
+
+    #[test]
     fn store_damage_is_an_error_never_an_answer() {
         let dir = tempfile::tempdir().unwrap();
         let mut s = SeenStore::create(dir.path(), &config()).unwrap();

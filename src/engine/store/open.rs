@@ -251,6 +251,12 @@ pub(super) fn open_runs(dir: &Path, m: &Manifest) -> Result<Vec<Arc<RunFile>>, O
                 "not the file the manifest lists (other header)",
             )));
         }
+        if e.content_sum.is_some_and(|c| c != run.content_sum()) {
+            return Err(Other(StoreError::corrupt(
+                &path,
+                "not the file the manifest lists (other keys: a run of another store?)",
+            )));
+        }
         runs.push(Arc::new(run));
     }
     runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
