@@ -426,7 +426,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
             // Dropping the outputs removes their temporary files.
             return Ok(Exit::Interrupted);
         }
-        Err(e) if e.is_broken_pipe() => return Ok(Exit::Ok),
+        Err(e) if e.is_broken_pipe() => return closed_stdout(state.as_ref()),
         Err(engine::Error::Write(e)) => {
             observer.bar.clear();
             return Err(anyhow::Error::new(e).context(format!("cannot write {}", sink.name())));
@@ -451,7 +451,10 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         Exit::Ok
     };
     let to_stdout = matches!(sink, Sink::Stdout(_));
-    sink.commit()?;
+    match sink.commit() {
+        Err(e) if super::messages::is_broken_pipe(&e) => return closed_stdout(state.as_ref()),
+        r => r?,
+    }
     if state.as_ref().is_some_and(State::commits) {
         // The output must be on disk before its keys are: a crash between
         // them then prints the keys again, never loses them.
@@ -491,6 +494,20 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         write_whole(path, json.as_bytes(), &cleanup)?;
     }
     Ok(exit)
+}
+
+/// A closed output pipe (`| head`): success, unless the run was to add its
+/// keys to a store, which it then does not: that must not look like
+/// success.
+fn closed_stdout(state: Option<&State>) -> anyhow::Result<Exit> {
+    match state {
+        Some(s) if s.commits() => bail!(
+            "stdout was closed before the output was complete: nothing was added to the \
+             seen-store {} (a next run prints these lines again)",
+            s.dir().display()
+        ),
+        _ => Ok(Exit::Ok),
+    }
 }
 
 /// Syncs the directory of `path`, so that its new name is durable.

@@ -34,7 +34,7 @@ pub use messages::Exit;
 
 /// The exit codes, for `--help` and the man page (the README's table).
 const EXIT_STATUS: &str = "Exit status: 0 success (invalid lines are reported, not fatal; a \
-closed output pipe is success); 1 some lines were invalid and --fail-on-invalid or \
+closed output pipe is success, except for dedup --state, which then adds nothing); 1 some lines were invalid and --fail-on-invalid or \
 --on-invalid fail asked for an error; 2 usage or I/O error (no output file is left under its \
 name); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).";
 

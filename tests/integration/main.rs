@@ -51,3 +51,5 @@ mod state;
 mod state_crash;
 #[cfg(feature = "cli")]
 mod state_format;
+#[cfg(feature = "cli")]
+mod state_messages;

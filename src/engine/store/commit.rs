@@ -209,7 +209,14 @@ impl SeenStore {
             let (live, merged) = if tier {
                 let keys: Vec<u64> = live.iter().map(|(e, _)| e.keys).collect();
                 let chosen = compact::plan(&keys);
-                self.merge_some(commit, live, &chosen, 1)?
+                match self.merge_some(commit, live.clone(), &chosen, 1) {
+                    Ok(done) => done,
+                    // A nearly full disk may take the new run but not a
+                    // merged one beside it (the merged file is gone again):
+                    // commit unmerged; a later commit merges.
+                    Err(StoreError::Io { .. }) => (live, 0),
+                    Err(e) => return Err(e),
+                }
             } else {
                 (live, 0)
             };

@@ -133,7 +133,9 @@ impl fmt::Display for StoreError {
             StoreError::Corrupt { path, what } => write!(
                 f,
                 "seen-store: {} is damaged ({what}); nothing was read from it. Restore the \
-                 store from a copy, or rebuild it (see `urikey state verify`)",
+                 store from a copy, or rebuild it from the inputs it was fed (`urikey state \
+                 init NEW`, then `urikey dedup --state NEW INPUTS... > /dev/null`; `urikey \
+                 state verify` lists every problem)",
                 path.display()
             ),
             StoreError::NotAStore { dir, why } => {

@@ -225,6 +225,14 @@ impl Manifest {
             {
                 Err(super::open::missing_manifest(dir))
             }
+            Err(StoreError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::InvalidData =>
+            {
+                Err(StoreError::corrupt(
+                    &path,
+                    "not text (bytes that are not UTF-8)",
+                ))
+            }
             Err(e) => Err(e),
         }
     }

@@ -71,6 +71,7 @@ pub use compact::MAX_RUNS;
 #[doc(hidden)]
 pub use durable::PAUSE_ENV;
 pub use error::StoreError;
+pub use open::check_is_store;
 pub use pending::{Additions, DEFAULT_BUFFER_BYTES};
 pub use session::{SessionStats, StoreSession};
 pub use verify::{verify, VerifyReport};

@@ -322,6 +322,22 @@ fn make_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>, StoreError> {
     Ok(missing)
 }
 
+/// Fails when `dir` is no store at all (missing, a file, empty, no
+/// manifest and no runs); a store that lost its manifest, or any damage,
+/// is left to [`verify`](super::verify) to report.
+///
+/// # Errors
+/// [`StoreError::NotAStore`], [`StoreError::Io`].
+pub fn check_is_store(dir: &Path) -> Result<(), StoreError> {
+    if dir.join(MANIFEST).exists() {
+        return Ok(());
+    }
+    match missing_manifest(dir) {
+        e @ (StoreError::NotAStore { .. } | StoreError::Io { .. }) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// Why `dir`, which has no manifest, is no store: missing, a file, empty
 /// or left by a writer killed while making it (which `init` or a `--state`
 /// run makes again), or a store that lost its manifest (damaged).

@@ -26,13 +26,15 @@ fn copy_store(from: &Path, to: &Path) {
 /// The syncs of the run in `root`, in order (`fsync` or `fdatasync`),
 /// each with whether it comes before the commit is durable (up to the
 /// directory sync after the manifest's rename): a failure there must fail
-/// the run.
+/// the run. A merged run's sync is not needed (the commit is then made
+/// unmerged).
 fn syncs(root: &Path, input: &Path) -> Vec<(&'static str, bool)> {
     let log = root.join("count.log");
     let status = Command::new("strace")
         .args([
             "-f",
             "-qq",
+            "-y",
             "-e",
             "trace=fsync,fdatasync,rename,renameat,renameat2",
         ])
@@ -64,11 +66,13 @@ fn syncs(root: &Path, input: &Path) -> Vec<(&'static str, bool)> {
         if l.contains("MANIFEST\"") && l.contains("rename") {
             renamed = true;
         } else if l.contains("fsync(") || l.contains("fdatasync(") {
-            out.push(if l.contains("fdatasync(") {
+            let merged = l.contains("-1.ukr>");
+            let name = if l.contains("fdatasync(") {
                 "fdatasync"
             } else {
                 "fsync"
-            });
+            };
+            out.push((name, merged));
             if renamed && durable_at.is_none() {
                 durable_at = Some(out.len());
             }
@@ -77,7 +81,7 @@ fn syncs(root: &Path, input: &Path) -> Vec<(&'static str, bool)> {
     let durable_at = durable_at.expect("a commit");
     out.into_iter()
         .enumerate()
-        .map(|(i, s)| (s, i < durable_at))
+        .map(|(i, (s, merged))| (s, i < durable_at && !merged))
         .collect()
 }
 
