@@ -97,7 +97,17 @@ where
         Err(e) => {
             // Help and version go to stdout, errors to stderr; a closed
             // stream is not worth a panic.
-            let _ = e.print();
+            if e.use_stderr() {
+                // Every error of the command reads `urikey: <message>`.
+                let text = e.render().to_string();
+                let text = text.strip_prefix("error: ").unwrap_or(&text);
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!("urikey: {text}").as_bytes(),
+                );
+            } else {
+                let _ = e.print();
+            }
             return e.exit_code();
         }
     };

@@ -217,3 +217,15 @@ fn state_summaries_read_well() {
         "{lock}"
     );
 }
+
+/// A usage error reads `urikey: <message>`, as every other error.
+#[test]
+fn state_usage_errors_read_like_every_other_error() {
+    let out = urikey()
+        .args(["dedup", "--state", "s", "--no-such-option"])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("urikey: unexpected argument"), "{err}");
+}

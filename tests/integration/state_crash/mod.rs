@@ -37,7 +37,9 @@ pub fn strace_or_skip(test: &str) -> bool {
         std::env::var_os("CI").is_none(),
         "{test}: strace is missing (.ci/run installs the Debian package)"
     );
-    eprintln!("SKIPPED {test}: no strace on this machine (apt-get install strace)");
+    super::common::skip_notice(&format!(
+        "{test}: no strace on this machine (apt-get install strace)"
+    ));
     false
 }
 
