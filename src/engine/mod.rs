@@ -84,6 +84,10 @@
 //! mapped input, where the line lies), an 8-byte count and a 4-byte id
 //! next to its fingerprint.
 
+// Unsafe code only where a module allows it, saying why (maps, madvise,
+// FFI, prefetch): each `allow(unsafe_code)` below marks one.
+#![deny(unsafe_code)]
+
 // The rooms, along the data's way: bytes in (`input`: opening, mapping,
 // decompression, chunks of lines, the formats' readers), keys and their
 // insertion (`batch`), the seen-sets (`seen`), bytes out (`output`); the

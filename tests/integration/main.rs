@@ -15,7 +15,8 @@
 //!   replayed as crash states): `state_crash/`;
 //! * output files and streams of every command: `output.rs`;
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
-//!   `formats.rs`.
+//!   `formats.rs`; that every format is named in help, stub and docs:
+//!   `format_list.rs`.
 //!
 //! * the engine's rooms and the way they import each other: `rooms.rs`.
 //!
@@ -37,6 +38,8 @@ mod rooms;
 mod cli;
 #[cfg(feature = "cli")]
 mod dedup;
+#[cfg(feature = "cli")]
+mod format_list;
 #[cfg(feature = "cli")]
 mod formats;
 #[cfg(feature = "cli")]
