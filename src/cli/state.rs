@@ -77,6 +77,17 @@ impl State {
         })
     }
 
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        self.store.dir()
+    }
+
+    /// True when the run's new keys are committed at its end (not
+    /// read-only).
+    pub fn commits(&self) -> bool {
+        !self.readonly
+    }
+
     /// The store as the run's prior set.
     pub fn prior(&self) -> Arc<dyn PriorKeys> {
         self.session.clone()
@@ -93,9 +104,15 @@ impl State {
     pub fn commit(mut self) -> anyhow::Result<StateReport> {
         let started = Instant::now();
         let commit = match self.session.take_additions() {
-            Some(additions) => Some(self.store.commit(additions).with_context(|| {
-                "the output is complete, but its new keys were not added to the store (a next \
-                 run prints them again)"
+            Some(additions) => Some(self.store.commit(additions).map_err(|e| {
+                let what = if e.committed() {
+                    "the output is complete and its new keys were added to the store, but not \
+                     durably"
+                } else {
+                    "the output is complete, but its new keys were not added to the store (a \
+                     next run prints them again)"
+                };
+                anyhow::Error::new(e).context(what)
             })?),
             None => None,
         };
@@ -296,13 +313,23 @@ pub fn run(cmd: StateCommand) -> anyhow::Result<Exit> {
         StateCommand::Compact(a) => {
             let mut store = SeenStore::open(&a.dir, Access::Write)?;
             let r = store.compact()?;
-            say_raw(&format!(
-                "urikey: {}: {} runs merged into one, {} keys, commit {}\n",
-                a.dir.display(),
-                r.merged_runs,
-                r.keys,
-                r.commit
-            ));
+            say_raw(&if r.merged_runs == 0 {
+                format!(
+                    "urikey: {}: nothing to merge ({} keys in {}), commit {}\n",
+                    a.dir.display(),
+                    r.keys,
+                    plural(store.info().runs.len() as u64, "run"),
+                    r.commit
+                )
+            } else {
+                format!(
+                    "urikey: {}: {} runs merged into one, {} keys, commit {}\n",
+                    a.dir.display(),
+                    r.merged_runs,
+                    r.keys,
+                    r.commit
+                )
+            });
             Ok(Exit::Ok)
         }
         StateCommand::Merge(a) => {
@@ -409,6 +436,15 @@ fn info(a: InfoArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// `1 run`, `2 runs`.
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 fn per_key(bytes: u64, keys: u64) -> f64 {
     if keys == 0 {
         0.0
@@ -418,6 +454,9 @@ fn per_key(bytes: u64, keys: u64) -> f64 {
 }
 
 fn verify(dir: &Path) -> anyhow::Result<Exit> {
+    // No store at all is a usage error (exit 2, as for `info` and `dedup`);
+    // exit 1 is for damage found.
+    urikey::engine::store::check_is_store(dir)?;
     let r = urikey::engine::store::verify(dir);
     let mut text = String::new();
     for p in &r.problems {
@@ -428,10 +467,10 @@ fn verify(dir: &Path) -> anyhow::Result<Exit> {
     }
     if r.is_ok() {
         text.push_str(&format!(
-            "urikey: {}: sound: {} keys in {} runs, {} blocks checked\n",
+            "urikey: {}: sound: {} in {}, {} blocks checked\n",
             dir.display(),
-            r.keys,
-            r.runs,
+            plural(r.keys, "key"),
+            plural(r.runs as u64, "run"),
             r.blocks
         ));
         say_raw(&text);
