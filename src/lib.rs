@@ -31,28 +31,28 @@
 //!
 //! **A line's way through `urikey dedup`:**
 //!
-//! 1. `engine/input.rs` opens an input (a memory map when the caller chose
+//! 1. `engine/input/source.rs` opens an input (a memory map when the caller chose
 //!    [`engine::MmapChoice::auto`], else a stream; gzip, zstd, xz, bzip2).
 //!    Multi-member gzip decodes on the run's threads: a mapped file in
-//!    `engine/gzip.rs`, a pipe a window at a time in `engine/gzip_pipe.rs`,
-//!    each member by libdeflate in `engine/inflate.rs` when it can.
+//!    `engine/input/gzip.rs`, a pipe a window at a time in `engine/input/gzip_pipe.rs`,
+//!    each member by libdeflate in `engine/input/inflate.rs` when it can.
 //! 2. `engine/run/reader.rs` cuts it at newlines into chunks
-//!    (`engine/chunk.rs`, `engine/newlines.rs`; the decoded segments of a
-//!    mapped gzip file without a copy in `engine/blocks.rs`) and hands them
-//!    over a batch at a time; `engine/lines.rs` holds the line rules every command
+//!    (`engine/input/chunk.rs`, `engine/input/newlines.rs`; the decoded segments of a
+//!    mapped gzip file without a copy in `engine/input/blocks.rs`) and hands them
+//!    over a batch at a time; `engine/input/lines.rs` holds the line rules every command
 //!    shares (BOM, CR, line limit, `--field`).
 //! 3. `engine/run/driver.rs` runs the phases of each batch
 //!    (`engine/batch/`): phase 1 (`engine/batch/scan.rs`) turns every line
 //!    into a key and a fingerprint with the [`uri::key::Keyer`]; phase 2
 //!    (`engine/batch/insert.rs`) inserts the fingerprints into the
-//!    seen-set, 16 shards (`engine/shard.rs`) of fingerprint tables
-//!    (`engine/fpset/`), in input order; it also keeps the memory budget
+//!    seen-set, 16 shards (`engine/seen/shard.rs`) of fingerprint tables
+//!    (`engine/seen/fpset/`), in input order; it also keeps the memory budget
 //!    (`engine/memory.rs`) and switches to spilling past it
 //!    (`engine/spill/`: partition and lines files, resolution, final merge).
 //!    With a seen-store, the keys a run sees first are sorted by
-//!    `engine/fp_sort.rs` before the store is asked about them.
+//!    `engine/seen/fp_sort.rs` before the store is asked about them.
 //! 4. `engine/run/writer.rs` writes the selected lines of each batch in
-//!    order (phase 3, `engine/batch/emit.rs`); `engine/output.rs` makes an
+//!    order (phase 3, `engine/batch/emit.rs`); `engine/output/file.rs` makes an
 //!    output file appear whole or not at all; `engine/observe.rs` reports
 //!    invalid lines and progress to the caller.
 //!
@@ -69,7 +69,7 @@
 //!
 //! **Batches of separate lines** (not a file): `engine/line_keys.rs` keys
 //! them on all cores, for the streaming seen-set ([`engine::SeenSet`],
-//! `engine/seen.rs`) and for the Python package's batch calls
+//! `engine/seen/mod.rs`) and for the Python package's batch calls
 //! (`python/src/keys.rs` hands its runs back to the thread holding the
 //! GIL).
 //!
@@ -93,10 +93,10 @@
 //!   applies it too;
 //! * a new key format: `uri/key/config.rs` (`KeyFormat`) and `write_key`
 //!   in `uri/key/mod.rs`;
-//! * a new input format: `engine/formats/` (its detection in
-//!   `engine/formats/detect.rs`, a file per format; CDXJ's fast JSON
-//!   check, without a parser, is `engine/formats/cdxj_fast.rs`); a new compression:
-//!   `engine/input.rs`;
+//! * a new input format: `engine/input/formats/` (its detection in
+//!   `engine/input/formats/detect.rs`, a file per format; CDXJ's fast JSON
+//!   check, without a parser, is `engine/input/formats/cdxj_fast.rs`); a new compression:
+//!   `engine/input/compression.rs`;
 //! * a new command or option: `cli/` (one file per command: `cli/dedup.rs`,
 //!   `cli/normalize.rs`, `cli/parse.rs`, `cli/resolve.rs`; options shared by
 //!   `normalize` and `dedup` in `cli/normalize_opts.rs`);

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::io;
 
+use super::input::Compression;
+
 /// Why a run stopped before its output was complete.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -18,8 +20,8 @@ pub enum Error {
     Read {
         /// The input as the user named it.
         path: String,
-        /// `Some("gzip")` or `Some("zstd")` when the input was compressed.
-        compression: Option<&'static str>,
+        /// `Some(Compression::Gzip)` or `Some("zstd")` when the input was compressed.
+        compression: Option<Compression>,
         /// Bytes of (decompressed) input read before the failure.
         offset: u64,
         /// What the reader or decoder said.

@@ -43,7 +43,7 @@
 //! `uri` key, and of that, 105 bits: a 12-byte slot and its share of the
 //! bucket header hold the low 101 bits, and the table that holds it implies
 //! the top 4 (the shard; 16.7 bytes per distinct key on average, see
-//! `engine/fpset/`). Two different keys are merged only if those 105 bits
+//! `engine/seen/fpset/`). Two different keys are merged only if those 105 bits
 //! collide. For `n` distinct keys the birthday bound gives a probability of
 //! at most about `n² / 2¹⁰⁶` that any collision happens at all: about
 //! 1.2 × 10⁻¹⁴ for 10⁹ keys, 1.2 × 10⁻¹² for 10¹⁰ keys, 1.2 × 10⁻⁸ for
@@ -84,40 +84,32 @@
 //! mapped input, where the line lies), an 8-byte count and a 4-byte id
 //! next to its fingerprint.
 
+// The rooms, along the data's way: bytes in (`input`: opening, mapping,
+// decompression, chunks of lines, the formats' readers), keys and their
+// insertion (`batch`), the seen-sets (`seen`), bytes out (`output`); the
+// run that drives them (`run`), its spill past memory (`spill`) and the
+// seen-store across runs (`store`, consulted through `prior`; `redis`, a
+// seen-set in Redis shared by many clients, one too).
 mod batch;
-mod blocks;
-mod chunk;
-mod counted;
-mod direct;
 mod error;
-pub mod formats;
-mod fp_sort;
-pub(crate) mod fpset;
-pub mod gzip;
-mod gzip_pipe;
-mod inflate;
-mod input;
+pub mod input;
 pub mod line_keys;
-pub mod lines;
-mod map_window;
 pub mod memory;
-mod newlines;
 mod observe;
-mod out_buf;
 mod output;
 mod prefetch;
 mod prior;
-mod projection;
 #[cfg(feature = "redis")]
 pub mod redis;
 mod rss;
 mod run;
-mod seen;
-mod shard;
+pub(crate) mod seen;
 mod share;
 mod spill;
 mod stats;
 pub mod store;
+
+pub use input::{formats, gzip, lines};
 
 use core::fmt;
 
@@ -126,7 +118,7 @@ use crate::uri::key::{KeyErrorKind, Keyer};
 pub use error::Error;
 pub use input::{rejects_would_replace, Input, MmapChoice, SharedBytes};
 pub use observe::{Observer, Progress, Warning};
-pub use output::OutputFile;
+pub use output::file::OutputFile;
 pub use prior::PriorKeys;
 pub use rss::peak_rss_bytes;
 pub use run::run;

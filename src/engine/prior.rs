@@ -18,6 +18,7 @@
 use core::fmt;
 
 use super::error::Error;
+use super::store::StoreSession;
 
 /// A set of fingerprints known before the run. Called from the run's
 /// worker threads at once.
@@ -36,4 +37,16 @@ pub trait PriorKeys: Send + Sync + fmt::Debug {
     /// # Errors
     /// A failure of the set ([`Error::Store`]): the run stops.
     fn add_new(&self, fps: &[u128]) -> Result<(), Error>;
+}
+
+/// A seen-store as a run's prior set: the store itself knows nothing of
+/// runs (it depends on no other room), so its seam is written here.
+impl PriorKeys for StoreSession {
+    fn contains_sorted(&self, fps: &[u128], found: &mut [bool]) -> Result<(), Error> {
+        self.lookup_sorted(fps, found).map_err(Error::Store)
+    }
+
+    fn add_new(&self, fps: &[u128]) -> Result<(), Error> {
+        self.collect(fps).map_err(Error::Store)
+    }
 }

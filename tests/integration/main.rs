@@ -18,6 +18,8 @@
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
 //!   `formats.rs`.
 //!
+//! * the engine's rooms and the way they import each other: `rooms.rs`.
+//!
 //! Helpers shared by several modules (running the binary, temporary files,
 //! the conformance vectors) are in `common.rs`. Tests that need the
 //! `urikey` binary build only with the `cli` feature. Allocation counting
@@ -29,6 +31,8 @@ mod common;
 mod compat;
 mod conformance;
 mod props;
+#[cfg(feature = "engine")]
+mod rooms;
 
 #[cfg(feature = "cli")]
 mod cli;

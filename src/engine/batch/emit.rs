@@ -6,11 +6,11 @@
 use crate::uri::key::{KeyFormat, Keyer};
 
 use super::super::input::SharedBytes;
-use super::super::lines::{field_span, replace_field};
 use super::super::prefetch::prefetch;
 use super::super::spill::EntryWriter;
 use super::super::{Emit, Field, Select};
 use super::{ChunkState, LineRec, Run, Src};
+use crate::engine::input::lines::{field_span, replace_field};
 
 /// How many lines ahead [`ChunkState::gather_selected`] prefetches a line
 /// it will copy. The chunk was read in phase 1 and is back in memory by
@@ -305,9 +305,9 @@ pub struct UniqueSpan {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::chunk::{Chunk, ChunkData};
     use super::super::{ScanConfig, NEW};
     use super::*;
+    use crate::engine::input::chunk::{Chunk, ChunkData};
     use crate::uri::key::KeyScratch;
     use std::sync::atomic::Ordering;
 

@@ -5,15 +5,15 @@
 use std::sync::atomic::Ordering;
 
 use super::super::error::Error;
-use super::super::fp_sort::sort_by_fp;
-use super::super::fpset::Insert;
 use super::super::memory::grown_capacity;
 use super::super::prefetch::prefetch_item;
 use super::super::prior::PriorKeys;
-use super::super::shard::Pending;
-use super::super::shard::ShardSet;
 use super::super::spill::Partitions;
 use super::{ChunkState, NEW};
+use crate::engine::seen::fp_sort::sort_by_fp;
+use crate::engine::seen::fpset::Insert;
+use crate::engine::seen::shard::Pending;
+use crate::engine::seen::shard::ShardSet;
 
 /// How many lookups after its key was found a count is incremented.
 const COUNT_DELAY: usize = 16;
@@ -92,7 +92,7 @@ struct First {
 }
 
 /// The mark of a count whose key the prior set held: its first-seen line
-/// is not printed (see [`counted`](super::super::counted)).
+/// is not printed (see [`counted`](crate::engine::output::counted)).
 pub const KNOWN: u64 = 1 << 63;
 
 impl ShardState {

@@ -20,10 +20,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::uri::key::Keyer;
 
-use super::chunk::Chunk;
 use super::prefetch::prefetch_item;
-use super::shard::Pending;
 use super::Problem;
+use crate::engine::input::chunk::Chunk;
+use crate::engine::seen::shard::Pending;
 
 /// Flag bit of a line whose key had not been seen before.
 const NEW: u32 = 1 << 31;

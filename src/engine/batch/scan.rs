@@ -6,12 +6,12 @@ use std::sync::atomic::AtomicU32;
 
 use crate::uri::key::{fingerprint, KeyErrorKind, KeyScratch};
 
-use super::super::formats::{extract_url, Extract, Extracted};
-use super::super::lines::trim_cr;
-use super::super::newlines::Newlines;
-use super::super::shard::{shard_of, Pending, SHARDS};
 use super::super::Problem;
 use super::{ChunkState, Invalid, LineRec, ScanConfig};
+use crate::engine::input::formats::{extract_url, Extract, Extracted};
+use crate::engine::input::lines::trim_cr;
+use crate::engine::input::newlines::Newlines;
+use crate::engine::seen::shard::{shard_of, Pending, SHARDS};
 
 impl ChunkState {
     /// Phase 1: keys, fingerprints and shard buckets for every line.

@@ -12,14 +12,14 @@ use crate::uri::key::KeyScratch;
 use super::writer::{hand_over, ToWriter, WRITE_BYTES};
 use super::{chunks_in_flight, CHUNK_COST};
 use crate::engine::batch::{ChunkState, Render, ScanConfig, ShardState, UniqueSpan, Uniques};
-use crate::engine::chunk::Chunk;
 use crate::engine::error::Error;
-use crate::engine::fpset;
-use crate::engine::lines;
+use crate::engine::input::chunk::Chunk;
+use crate::engine::input::lines;
 use crate::engine::memory;
 use crate::engine::observe::{Observer, Progress, Warning};
-use crate::engine::projection::Projection;
-use crate::engine::shard::{SHARDS, SHARD_BITS};
+use crate::engine::seen::fpset;
+use crate::engine::seen::projection::Projection;
+use crate::engine::seen::shard::{SHARDS, SHARD_BITS};
 use crate::engine::share::share_out;
 use crate::engine::spill::{
     self, Partitions, SpillDir, SpillTuning, PARTITION_BUFFER, RESOLVE_BYTES_PER_KEY,

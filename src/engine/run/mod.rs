@@ -16,13 +16,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::batch::ChunkState;
-use super::chunk::{ChunkShape, Limits};
 use super::error::Error;
 use super::input::{self, Input};
 use super::memory;
 use super::observe::{Observer, Progress};
 use super::stats::Stats;
 use super::{Config, MAX_CHUNK_BYTES, MAX_THREADS};
+use crate::engine::input::chunk::{ChunkShape, Limits};
 
 mod driver;
 mod reader;

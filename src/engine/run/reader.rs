@@ -6,12 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
-use crate::engine::blocks::BlockChunker;
-use crate::engine::chunk::{Chunk, ChunkShape, Limits, SliceChunker, StreamChunker, StreamChunks};
 use crate::engine::error::Error;
-use crate::engine::formats::records::{Lines, RecordReader};
-use crate::engine::formats::{self, Format, InputFormat};
-use crate::engine::input::{Input, Source};
+use crate::engine::input::blocks::BlockChunker;
+use crate::engine::input::chunk::{
+    Chunk, ChunkShape, Limits, SliceChunker, StreamChunker, StreamChunks,
+};
+use crate::engine::input::formats::records::{Lines, RecordReader};
+use crate::engine::input::formats::{self, Format, InputFormat};
+use crate::engine::input::{Compression, Input, Source};
 use crate::engine::Config;
 
 /// The reader thread: every input in order, cut into chunks, sent to the
@@ -96,7 +98,7 @@ pub(super) fn read_inputs(
             (_, Source::Members(reader)) => {
                 let mut chunker = BlockChunker::new(reader, index, limits);
                 chunker.extract = extract;
-                if !send_chunks(&mut chunker, &mut out, name, Some("gzip")) {
+                if !send_chunks(&mut chunker, &mut out, name, Some(Compression::Gzip)) {
                     return;
                 }
             }
@@ -125,7 +127,7 @@ fn send_chunks(
     chunker: &mut impl StreamChunks,
     out: &mut BatchSender<'_>,
     path: String,
-    compression: Option<&'static str>,
+    compression: Option<Compression>,
 ) -> bool {
     loop {
         chunker.set_chunk_size(out.next_size());

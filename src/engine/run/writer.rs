@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::engine::batch::{ChunkState, Render, Uniques};
-use crate::engine::counted;
 use crate::engine::error::Error;
 use crate::engine::input::SharedBytes;
-use crate::engine::out_buf::OutBuf;
+use crate::engine::output::counted;
+use crate::engine::output::out_buf::OutBuf;
 use crate::engine::prior::PriorKeys;
 use crate::engine::share;
 use crate::engine::spill::{self, EntryWriter, SpillDir, SpillTuning, SpillWriter, Spilled};

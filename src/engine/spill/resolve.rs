@@ -19,16 +19,16 @@ use std::sync::{mpsc, Arc};
 use rayon::prelude::*;
 
 use super::super::error::Error;
-use super::super::fp_sort::sort_by_fp;
-use super::super::fpset::Insert;
 use super::super::input::SharedBytes;
-use super::super::map_window::MapWindow;
 use super::super::prior::PriorKeys;
-use super::super::shard::ShardSet;
 use super::super::Select;
 use super::entries::{EntryReader, Printed};
 use super::files::{read_record, read_words, Partitions, SpillDir};
 use super::{SpillTuning, PARTITION_BITS, RECORD_BYTES, RESOLVE_BYTES_PER_KEY};
+use crate::engine::input::map_window::MapWindow;
+use crate::engine::seen::fp_sort::sort_by_fp;
+use crate::engine::seen::fpset::Insert;
+use crate::engine::seen::shard::ShardSet;
 
 /// Read buffer of each run during a merge (256 runs: 4 MiB).
 const RUN_BUFFER: usize = 16 << 10;

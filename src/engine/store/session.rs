@@ -6,8 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::super::error::Error;
-use super::super::prior::PriorKeys;
+use super::error::StoreError;
 use super::format::RunFile;
 use super::pending::Additions;
 
@@ -66,10 +65,15 @@ impl StoreSession {
     }
 }
 
-impl PriorKeys for StoreSession {
-    fn contains_sorted(&self, fps: &[u128], found: &mut [bool]) -> Result<(), Error> {
+impl StoreSession {
+    /// Sets `found[i]` when the store holds `fps[i]` (`fps` ascending),
+    /// counting the lookups for [`stats`](Self::stats).
+    ///
+    /// # Errors
+    /// A run file that cannot be read or is damaged.
+    pub fn lookup_sorted(&self, fps: &[u128], found: &mut [bool]) -> Result<(), StoreError> {
         let started = Instant::now();
-        super::contains_in(&self.runs, fps, found).map_err(Error::Store)?;
+        super::contains_in(&self.runs, fps, found)?;
         let known = found.iter().filter(|&&f| f).count() as u64;
         self.lookups.fetch_add(fps.len() as u64, Ordering::Relaxed);
         self.known.fetch_add(known, Ordering::Relaxed);
@@ -78,14 +82,19 @@ impl PriorKeys for StoreSession {
         Ok(())
     }
 
-    fn add_new(&self, fps: &[u128]) -> Result<(), Error> {
+    /// Collects keys the store does not hold for the commit (nothing for a
+    /// read-only session).
+    ///
+    /// # Errors
+    /// The spill file of the additions cannot be written.
+    pub fn collect(&self, fps: &[u128]) -> Result<(), StoreError> {
         let Some(additions) = &self.additions else {
             return Ok(());
         };
         self.added.fetch_add(fps.len() as u64, Ordering::Relaxed);
         let mut guard = additions.lock().unwrap_or_else(PoisonError::into_inner);
         match guard.as_mut() {
-            Some(a) => a.push(fps).map_err(Error::Store),
+            Some(a) => a.push(fps),
             None => Ok(()),
         }
     }
@@ -94,7 +103,7 @@ impl PriorKeys for StoreSession {
 #[cfg(test)]
 mod tests {
     use super::super::{Access, SeenStore};
-    use super::*;
+    use crate::engine::PriorKeys;
 
     #[test]
     fn session_looks_up_counts_and_collects() {

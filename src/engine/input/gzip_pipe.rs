@@ -31,7 +31,7 @@ use flate2::read::MultiGzDecoder;
 
 use super::blocks::{Blocks, MemberBlocks};
 use super::gzip::MemberReader;
-use super::input::{Home, SharedBytes, Spare};
+use crate::engine::input::{Home, SharedBytes, Spare};
 
 /// Compressed bytes read ahead from the pipe.
 pub const WINDOW: usize = 8 << 20;
@@ -296,7 +296,7 @@ impl MemberBlocks for PipeMembers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::gzip::tests::gz;
+    use crate::engine::input::gzip::tests::gz;
 
     fn text(n: usize, seed: u64) -> Vec<u8> {
         (0..n)

@@ -40,7 +40,7 @@ use std::sync::{Arc, Mutex};
 use flate2::bufread::GzDecoder;
 
 use super::inflate::Inflater;
-use super::input::{take_spare, SharedBytes, Spare};
+use crate::engine::input::{take_spare, SharedBytes, Spare};
 
 /// Compressed bytes of a segment.
 pub const SEGMENT: usize = 128 << 10;
@@ -665,8 +665,8 @@ impl super::blocks::Blocks for MemberReader {
     }
 
     /// The workers' spare buffers: a block handed out comes back to them.
-    fn home(&self) -> Option<super::input::Home> {
-        Some(super::input::Home {
+    fn home(&self) -> Option<crate::engine::input::Home> {
+        Some(crate::engine::input::Home {
             pool: Arc::downgrade(&self.spare),
             max: self.window + 1,
         })

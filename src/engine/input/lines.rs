@@ -2,17 +2,17 @@
 //! mark at the start of an input is skipped, a `\r` before the `\n` is
 //! dropped, a missing final newline is fine, a line longer than the limit
 //! is invalid (only its first bytes are kept), and `--field` takes one
-//! column of a line. `dedup` applies them chunk by chunk ([`super::run()`]);
+//! column of a line. `dedup` applies them chunk by chunk ([`crate::engine::run()`]);
 //! the per-line commands read with [`for_each_line`]. Invalid lines are
-//! reported in one format ([`InvalidLine`](super::InvalidLine)'s `Display`).
+//! reported in one format ([`InvalidLine`](crate::engine::InvalidLine)'s `Display`).
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::error::Error;
-use super::input::{self, Input, MmapChoice};
-use super::Field;
+use crate::engine::error::Error;
+use crate::engine::input::{self, Compression, Input, MmapChoice};
+use crate::engine::Field;
 
 /// Default longest line, in bytes (without `\n` and `\r`).
 pub const MAX_LINE_BYTES: usize = 1 << 20;
@@ -215,7 +215,7 @@ pub fn for_each_line<E: From<Error>>(
 pub fn lines_of<E: From<Error>>(
     name: &str,
     reader: impl Read,
-    compression: Option<&'static str>,
+    compression: Option<Compression>,
     max_line_bytes: usize,
     mut each: impl FnMut(&Line<'_>) -> Result<(), E>,
 ) -> Result<(), E> {

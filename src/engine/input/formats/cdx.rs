@@ -7,7 +7,7 @@
 //! g`) and 9-field (`N b a m s k r V g`) layouts both have the original
 //! URL third; a header line puts it where its `a` is.
 
-use super::super::Problem;
+use crate::engine::Problem;
 
 /// The original-URL column of both common layouts (0-based).
 pub const DEFAULT_COLUMN: usize = 2;

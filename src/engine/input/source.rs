@@ -1,15 +1,16 @@
 //! Opening inputs: memory maps for regular files, streams for everything
-//! else, and decompression (gzip, zstd, xz, bzip2) chosen by magic bytes
-//! (never by file name).
+//! else, and decompression chosen by magic bytes.
 
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, Cursor, Read};
+use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use super::error::Error;
+use super::bytes::SharedBytes;
+use super::compression::{decoder, sniff, Compression, SNIFF_BYTES};
+use crate::engine::error::Error;
 
 /// One input of a dedup run. Several inputs form one logical stream, in
 /// the order given.
@@ -77,155 +78,6 @@ impl Input {
     }
 }
 
-impl core::fmt::Debug for SharedBytes {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("SharedBytes")
-            .field("len", &self.as_slice().len())
-            .finish()
-    }
-}
-
-/// Bytes that can be shared between threads and sliced into chunks.
-#[derive(Clone)]
-pub struct SharedBytes(Arc<Backing>);
-
-enum Backing {
-    /// A file map, and the start of the range released last (see
-    /// [`SharedBytes::release`]).
-    Map(memmap2::Mmap, AtomicUsize),
-    Memory(Arc<[u8]>),
-    Owned(Vec<u8>, Option<Home>),
-}
-
-/// Buffers handed back once read out, to be filled again: fresh memory
-/// costs a page fault for every 4 KiB written to it (a third of the time
-/// of decoding cheap gzip members).
-pub(crate) type Spare = Arc<Mutex<Vec<Vec<u8>>>>;
-
-/// A buffer from `spare` (its content stale), or a new one.
-pub(crate) fn take_spare(spare: &Spare) -> Vec<u8> {
-    spare
-        .lock()
-        .ok()
-        .and_then(|mut s| s.pop())
-        .unwrap_or_default()
-}
-
-/// Where a buffer goes back to once nothing holds it: a pool of spare
-/// buffers (while it exists) and the most it keeps.
-#[derive(Debug)]
-pub struct Home {
-    pub(crate) pool: Weak<Mutex<Vec<Vec<u8>>>>,
-    pub(crate) max: usize,
-}
-
-impl Drop for Backing {
-    fn drop(&mut self) {
-        if let Backing::Owned(bytes, Some(home)) = self {
-            if let Some(pool) = home.pool.upgrade() {
-                if let Ok(mut pool) = pool.lock() {
-                    if pool.len() < home.max {
-                        pool.push(std::mem::take(bytes));
-                    }
-                }
-            }
-        }
-    }
-}
-
-impl AsRef<[u8]> for SharedBytes {
-    fn as_ref(&self) -> &[u8] {
-        self.as_slice()
-    }
-}
-
-impl SharedBytes {
-    /// Bytes in memory.
-    pub fn from_memory(bytes: Arc<[u8]>) -> Self {
-        Self(Arc::new(Backing::Memory(bytes)))
-    }
-
-    /// Bytes in memory, taken over without a copy.
-    pub fn from_vec(bytes: Vec<u8>) -> Self {
-        Self(Arc::new(Backing::Owned(bytes, None)))
-    }
-
-    /// [`from_vec`](Self::from_vec), the buffer going back to `home` once
-    /// nothing holds it (so that it is not allocated and faulted in again).
-    pub(crate) fn from_vec_home(bytes: Vec<u8>, home: Option<Home>) -> Self {
-        Self(Arc::new(Backing::Owned(bytes, home)))
-    }
-
-    /// All the bytes.
-    pub fn as_slice(&self) -> &[u8] {
-        match &*self.0 {
-            Backing::Map(map, _) => map,
-            Backing::Memory(bytes) => bytes,
-            Backing::Owned(bytes, _) => bytes,
-        }
-    }
-
-    /// Asks the kernel to map `range` now (Linux `MADV_POPULATE_READ`), so
-    /// that the page faults are taken by the calling thread (the reader)
-    /// rather than by the workers. Only a hint: failure changes nothing.
-    pub fn prefault(&self, range: std::ops::Range<usize>) {
-        #[cfg(target_os = "linux")]
-        if let Backing::Map(map, _) = &*self.0 {
-            if range.start < range.end && range.end <= map.len() {
-                let _ = map.advise_range(
-                    memmap2::Advice::PopulateRead,
-                    range.start,
-                    range.end - range.start,
-                );
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = range;
-    }
-
-    /// Tells the kernel that `range`, and everything before it, will not be
-    /// read again, so its pages leave this process's resident set (they
-    /// stay in the page cache). Ranges must be released in input order.
-    /// Without this, the resident set of a run would grow to the size of
-    /// the mapped input. The call changes nothing that can be observed.
-    ///
-    /// The range released before this one is released again: when the page
-    /// cache holds the file in large folios (up to 2 MiB), mapping any page
-    /// of a folio maps all of it, so the pages of the previous range that
-    /// share a folio with this one came back after they were released (the
-    /// resident set of a 1 GiB run grew to 1.2 GB; 0.3 GB with this). Only
-    /// whole 64 KiB blocks before `range.end` are released, so the next
-    /// range's first pages stay mapped.
-    pub fn release(&self, range: std::ops::Range<usize>) {
-        #[cfg(unix)]
-        if let Backing::Map(map, previous) = &*self.0 {
-            const BLOCK: usize = 64 << 10;
-            let from = previous
-                .swap(range.start, Ordering::Relaxed)
-                .min(range.start);
-            let start = from.div_ceil(BLOCK).saturating_mul(BLOCK);
-            let end = (range.end.min(map.len()) / BLOCK) * BLOCK;
-            if start < end {
-                // SAFETY: the map is a read-only `MAP_SHARED` map of a file,
-                // so after MADV_DONTNEED a later read of these pages faults
-                // them in again from the file with the same content: no byte
-                // any reference can see changes (the truncation caveat of
-                // `map_file` applies as before). Nothing is written through
-                // the map. Failure only means the pages stay resident.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        start,
-                        end - start,
-                    )
-                };
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = range;
-    }
-}
-
 impl core::fmt::Debug for Source {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(match self {
@@ -244,8 +96,8 @@ pub enum Source {
     Stream {
         /// The (decompressing) reader.
         reader: Box<dyn Read + Send>,
-        /// `Some("gzip")`, `"zstd"`, `"xz"` or `"bzip2"` when decompressing.
-        compression: Option<&'static str>,
+        /// `Some(Compression::Gzip)`, `"zstd"`, `"xz"` or `"bzip2"` when decompressing.
+        compression: Option<Compression>,
     },
     /// Gzip members decoded in parallel (a mapped file, or a pipe), read a
     /// decoded segment at a time (or as a stream).
@@ -254,48 +106,15 @@ pub enum Source {
 
 impl Source {
     /// The content as a stream, and its compression.
-    pub fn into_reader(self) -> (Box<dyn Read + Send>, Option<&'static str>) {
+    pub fn into_reader(self) -> (Box<dyn Read + Send>, Option<Compression>) {
         match self {
             Source::Slice(bytes) => (Box::new(Cursor::new(bytes)), None),
             Source::Stream {
                 reader,
                 compression,
             } => (reader, compression),
-            Source::Members(reader) => (reader, Some("gzip")),
+            Source::Members(reader) => (reader, Some(Compression::Gzip)),
         }
-    }
-}
-
-/// Gzip member magic (RFC 1952).
-const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
-/// Zstandard frame magic (RFC 8878), little-endian 0xFD2FB528.
-const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
-/// xz stream header magic (xz file format 1.2.1 §2.1.1.1).
-const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0x00];
-/// What follows a bzip2 stream header `BZh1`..`BZh9`: the magic of a
-/// block (the digits of π) or of the end of an empty stream (of √π). Text
-/// may start with `BZh1`; it never goes on with these bytes.
-const BZIP2_BLOCK: &[u8] = &[0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
-const BZIP2_END: &[u8] = &[0x17, 0x72, 0x45, 0x38, 0x50, 0x90];
-/// Bytes [`sniff`] needs to see.
-const SNIFF_BYTES: u64 = 10;
-
-/// The compression recognised from the first bytes of an input.
-fn sniff(prefix: &[u8]) -> Option<&'static str> {
-    if prefix.starts_with(GZIP_MAGIC) {
-        Some("gzip")
-    } else if prefix.starts_with(ZSTD_MAGIC) {
-        Some("zstd")
-    } else if prefix.starts_with(XZ_MAGIC) {
-        Some("xz")
-    } else if prefix.len() >= 10
-        && prefix.starts_with(b"BZh")
-        && (b'1'..=b'9').contains(&prefix[3])
-        && (prefix[4..10] == *BZIP2_BLOCK || prefix[4..10] == *BZIP2_END)
-    {
-        Some("bzip2")
-    } else {
-        None
     }
 }
 
@@ -436,11 +255,7 @@ pub fn open(
                 // promised that no other process changes the inputs while
                 // the run reads them (see `map_file`).
                 if let Ok(map) = unsafe { map_file(&file) } {
-                    return Ok(slice_source(
-                        SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
-                        threads,
-                        raw_read,
-                    ));
+                    return Ok(slice_source(SharedBytes::from_map(map), threads, raw_read));
                 }
             }
             stream_source(
@@ -451,11 +266,7 @@ pub fn open(
         }
         Input::Stdin => {
             if let Some(map) = mmap.0.then(map_stdin).flatten() {
-                return Ok(slice_source(
-                    SharedBytes(Arc::new(Backing::Map(map, AtomicUsize::new(0)))),
-                    threads,
-                    raw_read,
-                ));
+                return Ok(slice_source(SharedBytes::from_map(map), threads, raw_read));
             }
             stream_source(
                 &name,
@@ -524,7 +335,7 @@ fn slice_source(bytes: SharedBytes, threads: usize, raw_read: &Arc<AtomicU64>) -
     match compression {
         None => Source::Slice(bytes),
         // Members decompressed on the run's threads (see `gzip.rs`).
-        Some("gzip") => Source::Members(Box::new(super::gzip::MemberReader::new(
+        Some(Compression::Gzip) => Source::Members(Box::new(super::gzip::MemberReader::new(
             bytes,
             gzip_threads(threads),
             raw_read,
@@ -571,7 +382,7 @@ fn stream_source(
             reader: whole,
             compression,
         },
-        Some("gzip") if threads > 1 => Source::Members(Box::new(
+        Some(Compression::Gzip) if threads > 1 => Source::Members(Box::new(
             super::gzip_pipe::PipeMembers::new(whole, threads).map_err(|source| Error::Read {
                 path: name.to_owned(),
                 compression,
@@ -590,50 +401,6 @@ fn stream_source(
 /// several reads.
 fn read_prefix(reader: &mut Box<dyn Read + Send>, prefix: &mut Vec<u8>) -> io::Result<()> {
     reader.take(SNIFF_BYTES).read_to_end(prefix).map(drop)
-}
-
-/// A streaming decoder for `kind` over `raw`. Every decoder reads
-/// concatenated streams (as `pbzip2` and `xz -T` write them) and reports
-/// a truncated or corrupt input as a read error.
-fn decoder(kind: &'static str, raw: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
-    let buffered = |raw| BufReader::with_capacity(1 << 16, raw);
-    match kind {
-        "gzip" => Box::new(flate2::read::MultiGzDecoder::new(buffered(raw))),
-        "xz" => Box::new(liblzma::read::XzDecoder::new_multi_decoder(buffered(raw))),
-        "bzip2" => Box::new(bzip2::read::MultiBzDecoder::new(buffered(raw))),
-        _ => Box::new(ZstdReader::new(raw)),
-    }
-}
-
-/// A zstd stream decoder created on first read, so that a failure to
-/// create its context surfaces as a read error (a truncated last frame is
-/// reported by the decoder itself as "incomplete frame").
-struct ZstdReader {
-    inner: Option<zstd::stream::read::Decoder<'static, BufReader<Box<dyn Read + Send>>>>,
-    raw: Option<Box<dyn Read + Send>>,
-}
-
-impl ZstdReader {
-    fn new(raw: Box<dyn Read + Send>) -> Self {
-        Self {
-            inner: None,
-            raw: Some(raw),
-        }
-    }
-}
-
-impl Read for ZstdReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.inner.is_none() {
-            if let Some(raw) = self.raw.take() {
-                self.inner = Some(zstd::stream::read::Decoder::new(raw)?);
-            }
-        }
-        match &mut self.inner {
-            Some(d) => d.read(buf),
-            None => Ok(0),
-        }
-    }
 }
 
 /// Reads a shared byte slice from a position.
@@ -696,11 +463,14 @@ mod tests {
 
     #[test]
     fn input_sniff_by_magic_only() {
-        assert_eq!(sniff(b"\x1f\x8b\x08\x00"), Some("gzip"));
-        assert_eq!(sniff(b"\x28\xb5\x2f\xfd"), Some("zstd"));
-        assert_eq!(sniff(b"\xfd7zXZ\x00\x00\x04"), Some("xz"));
-        assert_eq!(sniff(b"BZh91AY&SY"), Some("bzip2"));
-        assert_eq!(sniff(b"BZh9\x17\x72\x45\x38\x50\x90"), Some("bzip2"));
+        assert_eq!(sniff(b"\x1f\x8b\x08\x00"), Some(Compression::Gzip));
+        assert_eq!(sniff(b"\x28\xb5\x2f\xfd"), Some(Compression::Zstd));
+        assert_eq!(sniff(b"\xfd7zXZ\x00\x00\x04"), Some(Compression::Xz));
+        assert_eq!(sniff(b"BZh91AY&SY"), Some(Compression::Bzip2));
+        assert_eq!(
+            sniff(b"BZh9\x17\x72\x45\x38\x50\x90"),
+            Some(Compression::Bzip2)
+        );
         assert_eq!(sniff(b"BZh1 is a word\n"), None);
         assert_eq!(sniff(b"BZh9"), None);
         assert_eq!(sniff(b"http"), None);

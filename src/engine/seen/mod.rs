@@ -23,14 +23,19 @@
 //! batch by batch cannot defer its answers to disk the way a whole-file run
 //! does.
 
+pub(crate) mod fp_sort;
+pub(crate) mod fpset;
+pub(crate) mod projection;
+pub(crate) mod shard;
+
 use std::fmt;
 use std::sync::Arc;
 
-use super::fpset::FingerprintTable;
 use super::line_keys;
-use super::shard::{shard_of, Pending, SHARDS};
 use super::share::{self, share_out};
 use crate::uri::key::{KeyError, KeyScratch, Keyer};
+use fpset::FingerprintTable;
+use shard::{shard_of, Pending, SHARDS};
 
 /// Batches at least this long are keyed, sorted into shards and inserted on
 /// several threads; below it the hand-off costs more than it saves (a key

@@ -1,8 +1,8 @@
 //! Reading lines back from mapped inputs at the end of a run, in input
 //! order, with a bounded resident set.
 
-use super::input::SharedBytes;
-use super::prefetch::{prefetch, SEQUENTIAL_AHEAD};
+use crate::engine::input::SharedBytes;
+use crate::engine::prefetch::{prefetch, SEQUENTIAL_AHEAD};
 
 /// Pages of a mapped input the final pass maps ahead of the bytes it
 /// copies, and keeps behind them before releasing them.

@@ -17,7 +17,7 @@
 //! A fault in a line or record is an invalid line and the run goes on; a
 //! fault that leaves the rest of the file unreadable (a WARC record cut
 //! short, a Parquet file that does not parse) stops the run
-//! ([`Error::Format`](super::Error::Format)).
+//! ([`Error::Format`](crate::engine::Error::Format)).
 
 pub mod cdx;
 pub mod cdxj;
@@ -31,7 +31,7 @@ pub mod wat;
 
 use core::fmt;
 
-use super::{Field, Problem};
+use crate::engine::{Field, Problem};
 
 pub use records::{for_each_record, Record};
 

@@ -9,10 +9,10 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::sync::{mpsc, Condvar, Mutex, PoisonError};
 
-use super::batch::{Uniques, KNOWN, OWNED};
-use super::map_window::MapWindow;
 use super::out_buf::OutBuf;
-use super::shard::SHARDS;
+use crate::engine::batch::{Uniques, KNOWN, OWNED};
+use crate::engine::input::map_window::MapWindow;
+use crate::engine::seen::shard::SHARDS;
 
 /// Lines in a piece: 8 Ki lines are about 700 KB of output on the crawl
 /// dump, well under the window a formatter maps ahead of its lines (so

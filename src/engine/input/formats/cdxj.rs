@@ -15,7 +15,7 @@
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use super::super::Problem;
+use crate::engine::Problem;
 
 /// The URL of a CDXJ line: its offset in the line and the URL (part of
 /// the line, or `buf` when it had escapes).

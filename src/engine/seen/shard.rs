@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use super::fpset::{FingerprintTable, Insert, AHEAD};
-use super::memory::grown_capacity;
-use super::prefetch::{prefetch, prefetch_item};
+use crate::engine::memory::grown_capacity;
+use crate::engine::prefetch::{prefetch, prefetch_item};
 
 /// How many shards the seen set is split into (a power of two). Shards are
 /// chosen by the top bits of a fingerprint; the count does not depend on the

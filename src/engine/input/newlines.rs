@@ -6,7 +6,7 @@
 
 use crate::uri::lanes::Lanes;
 
-use super::prefetch::{prefetch, SEQUENTIAL_AHEAD};
+use crate::engine::prefetch::{prefetch, SEQUENTIAL_AHEAD};
 
 /// Bytes per block: one bit of a `u64` mask each.
 const BLOCK: usize = 64;

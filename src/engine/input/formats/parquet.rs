@@ -26,10 +26,10 @@ use parquet::data_type::ByteArray;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use super::super::chunk::{Chunk, ChunkData, RecordFault, RecordIndex};
-use super::super::error::Error;
-use super::super::input::{take_spare, Home, SharedBytes, Spare};
-use super::super::Problem;
 use super::{breaks_line, push_as_one_line, Extract, Item, RecordPos};
+use crate::engine::error::Error;
+use crate::engine::input::{take_spare, Home, SharedBytes, Spare};
+use crate::engine::Problem;
 
 /// Values read from a column reader at a time.
 const BATCH: usize = 8192;
@@ -511,7 +511,7 @@ mod tests {
     fn parquet_dedup_reports_invalid_rows_by_number() {
         for chunk_size in [1, 1 << 20] {
             let mut config = crate::engine::Config::new(crate::uri::key::Keyer::default());
-            config.format.format = Some(super::super::Format::Parquet);
+            config.format.format = Some(crate::engine::formats::Format::Parquet);
             config.chunk_size = chunk_size;
             let input = crate::engine::Input::Bytes {
                 name: "f".into(),

@@ -8,13 +8,13 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use super::super::chunk::{Chunk, ChunkData, RecordFault, RecordIndex};
-use super::super::error::Error;
-use super::super::input::{self, Input, MmapChoice, SharedBytes, Source};
-use super::super::{lines, Field, Problem};
 use super::detect::{detect, DETECT_BYTES};
 use super::warc::{ReadError, WarcUrls};
 use super::wat::WatLinks;
 use super::{cdx, Extract, Extracted, Format, InputFormat, Item, RecordPos};
+use crate::engine::error::Error;
+use crate::engine::input::{self, Compression, Input, MmapChoice, SharedBytes, Source};
+use crate::engine::{input::lines, Field, Problem};
 
 impl core::fmt::Debug for Opened {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -90,7 +90,7 @@ pub fn open(
             Source::Members(reader) => {
                 head = reader.head(DETECT_BYTES).map_err(|source| Error::Read {
                     path: name.clone(),
-                    compression: Some("gzip"),
+                    compression: Some(Compression::Gzip),
                     offset: 0,
                     source,
                 })?;
@@ -134,7 +134,7 @@ pub fn open(
 }
 
 /// The content of `source` as a stream, and its compression.
-pub fn into_reader(source: Source) -> (Box<dyn Read + Send>, Option<&'static str>) {
+pub fn into_reader(source: Source) -> (Box<dyn Read + Send>, Option<Compression>) {
     source.into_reader()
 }
 
@@ -203,7 +203,7 @@ impl RecordReader {
         e: ReadError,
         name: &str,
         format: Format,
-        compression: Option<&'static str>,
+        compression: Option<Compression>,
     ) -> Error {
         read_error(e, name, format, compression, self.offset())
     }
@@ -214,7 +214,7 @@ pub fn read_error(
     e: ReadError,
     name: &str,
     format: Format,
-    compression: Option<&'static str>,
+    compression: Option<Compression>,
     offset: u64,
 ) -> Error {
     match e {

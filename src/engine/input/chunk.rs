@@ -15,8 +15,8 @@ use std::io::{self, Read};
 use std::ops::Range;
 
 use super::formats::{Extract, RecordPos};
-use super::input::SharedBytes;
-use super::Problem;
+use crate::engine::input::SharedBytes;
+use crate::engine::Problem;
 
 use super::lines::BOM;
 
@@ -334,7 +334,7 @@ pub struct StreamChunker<R> {
 }
 
 /// A chunker of a stream of bytes: [`StreamChunker`] over a reader, or
-/// `BlockChunker` over decoded gzip segments (`engine/blocks.rs`). The
+/// `BlockChunker` over decoded gzip segments (`engine/input/blocks.rs`). The
 /// reader drives either through this.
 pub(crate) trait StreamChunks {
     /// The size to cut the next chunk at.

@@ -98,7 +98,7 @@ impl Drop for Inflater {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::gzip::tests::gz;
+    use crate::engine::input::gzip::tests::gz;
 
     #[test]
     fn inflates_one_member_and_says_where_it_ends() {

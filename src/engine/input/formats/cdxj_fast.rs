@@ -533,8 +533,8 @@ mod tests {
             // And the reader with it finds what serde_json finds.
             let line = [&b"com,example)/ 20240101000000 "[..], &json].concat();
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            let fast = super::super::cdxj::url(&line, &mut a).map(|(at, u)| (at, u.to_vec()));
-            let slow = super::super::cdxj::url_by_serde(&line, &mut b).map(|(at, u)| (at, u.to_vec()));
+            let fast = crate::engine::formats::cdxj::url(&line, &mut a).map(|(at, u)| (at, u.to_vec()));
+            let slow = crate::engine::formats::cdxj::url_by_serde(&line, &mut b).map(|(at, u)| (at, u.to_vec()));
             prop_assert_eq!(fast, slow);
         }
     }

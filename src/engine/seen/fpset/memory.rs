@@ -39,7 +39,7 @@ const RESERVE_FACTOR: usize = 8;
 /// is never touched costs no memory (the map is made without a swap
 /// reservation), but it counts against `ulimit -v` and under strict
 /// overcommit: there a table reserves 8 times its size only (see
-/// [`address_space_is_free`](super::super::memory::address_space_is_free)), else a
+/// [`address_space_is_free`](crate::engine::memory::address_space_is_free)), else a
 /// large run under a `ulimit -v` runs out of address space.
 const RESERVE_BYTES: usize = 1 << 30;
 
@@ -85,7 +85,7 @@ impl Slots {
                     .map_anon()
             };
             let eight = bytes.saturating_mul(RESERVE_FACTOR);
-            let map = if slack > 0 && super::super::memory::address_space_is_free() {
+            let map = if slack > 0 && crate::engine::memory::address_space_is_free() {
                 reserve(eight.max(RESERVE_BYTES)).or_else(|_| reserve(eight))
             } else if slack > 0 {
                 reserve(eight)

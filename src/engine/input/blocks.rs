@@ -10,8 +10,8 @@ use std::io;
 
 use super::chunk::{cut_slice, Chunk, ChunkData, Limits, StreamChunks};
 use super::formats::Extract;
-use super::input::{Home, SharedBytes};
 use super::lines::BOM;
+use crate::engine::input::{Home, SharedBytes};
 
 /// A stream that hands over its content a block at a time.
 pub trait Blocks {
@@ -292,7 +292,7 @@ impl<B: Blocks> StreamChunks for BlockChunker<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::chunk::{collect_chunks, StreamChunker};
+    use crate::engine::input::chunk::{collect_chunks, StreamChunker};
     use proptest::prelude::*;
 
     /// Blocks from a list, then an error when `fail`.

@@ -5,7 +5,7 @@
 //! reach the disk. With the page cache full, a multi-GB output costs a
 //! fifth of the run's CPU in that copy alone; written around the cache,
 //! the run is about a fifth faster. Past [`DIRECT_FROM`] bytes,
-//! [`OutputFile`](super::OutputFile) hands its data to a [`DirectWriter`],
+//! [`OutputFile`](crate::engine::OutputFile) hands its data to a [`DirectWriter`],
 //! which writes whole blocks straight to the disk through a second handle
 //! opened with `O_DIRECT`: from the caller's memory when they start a block
 //! there (the engine's writer places its bytes so), else gathered into a

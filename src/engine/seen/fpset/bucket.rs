@@ -3,7 +3,7 @@
 //! through [`put`], [`mark_overflow`] or [`clear`], so the header and slot
 //! arithmetic is written here only.
 
-use super::super::prefetch;
+use crate::engine::prefetch;
 
 /// Bytes of a bucket: one cache line.
 pub(super) const BUCKET: usize = 64;
