@@ -33,7 +33,12 @@ URLS = [f"http://h{i % 5}.example/p/{i}" for i in range(3000)]
 
 def test_add_claims_and_contains_looks_up(url: str) -> None:
     s = urikey.RedisSeenSet(url, "crawl", name="basic", expected_keys=10_000)
-    assert s.add(["http://a.com/x", "HTTP://A.com:80/x", "/rel", None]) == [True, False, False, False]
+    assert s.add(["http://a.com/x", "HTTP://A.com:80/x", "/rel", None]) == [
+        True,
+        False,
+        False,
+        False,
+    ]
     assert s.contains(["http://a.com/x#top", "http://b.com/"]) == [True, False]
     assert s.add(["http://b.com/", "http://a.com/x"]) == [True, False]
     assert len(s) == 2
@@ -89,15 +94,15 @@ def test_a_redis_py_client_shares_the_set(url: str) -> None:
     )
     assert decoding.add(URLS[159:161]) == [False, True]
     # Another configuration is refused through redis-py as well.
-    with pytest.raises(ValueError, match="`crawl`.*`rfc`"):
+    with pytest.raises(ValueError, match=r"`crawl`.*`rfc`"):
         urikey.RedisSeenSet(client, "rfc", name="shared")
 
 
 def test_bad_input_raises_naming_the_set_never_the_password(url: str) -> None:
     urikey.RedisSeenSet(url, "crawl", name="cfg")
-    with pytest.raises(ValueError, match="`crawl`.*`rfc`"):
+    with pytest.raises(ValueError, match=r"`crawl`.*`rfc`"):
         urikey.RedisSeenSet(url, "rfc", name="cfg")
-    with pytest.raises(ConnectionError, match="127.0.0.1:1/0") as e:
+    with pytest.raises(ConnectionError, match=r"127\.0\.0\.1:1/0") as e:
         urikey.RedisSeenSet("redis://me:hunter2@127.0.0.1:1/0", "crawl")
     assert "hunter2" not in str(e.value)
     with pytest.raises(ValueError, match="TLS"):
