@@ -115,3 +115,12 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """A redis-server of the session on a free loopback port, stopped at its end."""
+    from redis_servers import redis_server
+
+    with redis_server() as port:
+        yield f"redis://127.0.0.1:{port}/0"

@@ -58,6 +58,19 @@ def public_objects() -> Iterator[tuple[str, Any]]:
                     yield f"{qual}.{attr}", getattr(obj, attr, member)
 
 
+def redis_flush(url: str) -> None:
+    """Empties the database of `url` (FLUSHDB through redis-cli)."""
+    import subprocess
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    subprocess.run(
+        ["redis-cli", "-h", str(u.hostname), "-p", str(u.port), "FLUSHDB"],
+        check=True,
+        capture_output=True,
+    )
+
+
 def test_the_list_covers_the_package() -> None:
     names = {name for name, _ in public_objects()}
     for want in [
@@ -112,11 +125,18 @@ def test_every_public_callable_is_documented(name: str, obj: Any) -> None:
     [(n, o) for n, o in public_objects() if not n.startswith("urikey.spark.")],
     ids=lambda v: str(v),
 )
-def test_docstring_examples_run(name: str, obj: Any, tmp_path: Any, monkeypatch: Any) -> None:
+def test_docstring_examples_run(
+    name: str, obj: Any, tmp_path: Any, monkeypatch: Any, request: pytest.FixtureRequest
+) -> None:
     doc = inspect.getdoc(obj) or ""
     monkeypatch.chdir(tmp_path)
     parser = doctest.DocTestParser()
     globs = {"urikey": urikey, **vars(inspect.getmodule(obj) or urikey)}
+    if "redis_url" in doc:
+        # A fresh database of the session's redis-server for each example.
+        url = request.getfixturevalue("redis_url")
+        globs["redis_url"] = url
+        redis_flush(url)
     test = parser.get_doctest(doc, globs, name, None, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)

@@ -512,9 +512,9 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
 fn closed_stdout(state: Option<&State>) -> anyhow::Result<Exit> {
     match state {
         Some(s) if s.commits() => bail!(
-            "stdout was closed before the output was complete: nothing was added to the \
-             seen-store {} (a next run prints these lines again)",
-            s.dir().display()
+            "stdout was closed before the output was complete: nothing was added to {} (a \
+             next run prints these lines again)",
+            s.describe()
         ),
         _ => Ok(Exit::Ok),
     }

@@ -14,6 +14,8 @@
 //! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
 //!   `state.rs`; power loss inside real commits (traced with strace,
 //!   replayed as crash states): `state_crash/`;
+//! * Redis seen-sets (`engine::redis`, `dedup --state redis://`, `urikey
+//!   state` on a URL), against real redis-servers: `redis.rs`;
 //! * output files and streams of every command: `output.rs`;
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
 //!   `formats.rs`; that every format is named in help, stub and docs:
@@ -52,6 +54,8 @@ mod formats;
 mod normalize;
 #[cfg(feature = "cli")]
 mod output;
+#[cfg(feature = "cli")]
+mod redis;
 #[cfg(feature = "cli")]
 mod stable_keys;
 #[cfg(feature = "cli")]
