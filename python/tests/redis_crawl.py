@@ -185,6 +185,8 @@ def start_worker(
         "USER_AGENT": name,
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
+        # Scrapy's remote control listens on a port of its own: not wanted here.
+        "REMOTE_CONTROL_ENABLED": False,
         "LOG_LEVEL": os.environ.get("CRAWL_LOG_LEVEL", "INFO"),
         "CONCURRENT_REQUESTS": 8,
         **settings,
