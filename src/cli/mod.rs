@@ -20,6 +20,7 @@ mod normalize_opts;
 mod output;
 mod parse;
 mod progress;
+mod redis_state;
 mod report;
 mod resolve;
 mod state;

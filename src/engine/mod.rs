@@ -108,6 +108,8 @@ mod output;
 mod prefetch;
 mod prior;
 mod projection;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod rss;
 mod run;
 mod seen;

@@ -725,7 +725,7 @@ impl SeenStore {
 
 /// What two identities (see [`KeyConfig::identity`]) do not share, each
 /// side as `flags a, b; params ...; lenient` (or `nothing else`).
-fn identity_diff(a: &str, b: &str) -> (String, String) {
+pub(crate) fn identity_diff(a: &str, b: &str) -> (String, String) {
     fn parts(id: &str) -> Vec<String> {
         let mut out = Vec::new();
         for word in id.split(' ') {
