@@ -16,8 +16,10 @@ The fixtures (imported by conftest.py):
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -31,6 +33,8 @@ HOST = "127.0.0.1"
 # A server is up within a second here; a loaded 2-core machine needs more.
 START_TIMEOUT_S = 20.0
 CLUSTER_TIMEOUT_S = 30.0
+# prctl(2): the signal a child gets when its parent dies.
+PR_SET_PDEATHSIG = 1
 
 
 def need_redis() -> None:
@@ -64,6 +68,16 @@ def free_port(cluster_bus: bool = False) -> int:
         if port + 10000 < 65536 and _bindable(port + 10000):
             return port
     raise RuntimeError("no free loopback port pair for a cluster node")
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the process that started it dies, so that a
+    test run killed outright (SIGKILL, a CI timeout) leaves no server behind."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: stop() still stops it
 
 
 def _encode(*args: str | bytes) -> bytes:
@@ -130,7 +144,9 @@ class RedisServer:
                 "--cluster-node-timeout", "5000",
             ]  # fmt: skip
         argv += args or []
-        self.process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_die_with_parent
+        )
         try:
             self._wait_ready()
         except BaseException:
