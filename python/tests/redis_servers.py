@@ -11,7 +11,10 @@ The fixtures (imported by conftest.py):
 * `redis_node`: the session's single server (a `RedisServer`);
 * `redis_url`: its URL, `redis://127.0.0.1:PORT/0`, emptied before each test;
 * `redis_cluster`: the session's three-master cluster (a `RedisCluster`),
-  emptied before each test.
+  emptied before each test;
+
+and `redis_server(*options)`, a `with` block around a server of its own
+(a password, a memory limit) that yields its port.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -167,7 +171,10 @@ class RedisServer:
             try:
                 if command(self.port, "PING", timeout=1.0) == "PONG":
                     return
-            except (OSError, RuntimeError):
+            except RuntimeError as e:
+                if str(e).startswith("NOAUTH"):
+                    return  # up, with a password (--requirepass)
+            except OSError:
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"redis-server on port {self.port} did not answer PING")
@@ -253,6 +260,19 @@ class RedisCluster:
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+
+@contextmanager
+def redis_server(*options: str) -> Iterator[int]:
+    """A server of its own started with `options` (redis-server's), in a
+    temporary directory; yields its port and stops it when the block ends."""
+    need_redis()
+    with tempfile.TemporaryDirectory(prefix="urikey-redis-") as d:
+        server = RedisServer(Path(d), args=list(options))
+        try:
+            yield server.port
+        finally:
+            server.stop()
 
 
 @pytest.fixture(scope="session")

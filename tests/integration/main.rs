@@ -12,6 +12,8 @@
 //! * `urikey parse` and `urikey resolve`: `cli.rs`;
 //! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
 //!   `state.rs`;
+//! * Redis seen-sets (`engine::redis`, `dedup --state redis://`, `urikey
+//!   state` on a URL), against real redis-servers: `redis.rs`;
 //! * output files and streams of every command: `output.rs`;
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
 //!   `formats.rs`.
@@ -38,6 +40,8 @@ mod formats;
 mod normalize;
 #[cfg(feature = "cli")]
 mod output;
+#[cfg(feature = "cli")]
+mod redis;
 #[cfg(feature = "cli")]
 mod stable_keys;
 #[cfg(feature = "cli")]

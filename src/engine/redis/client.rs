@@ -328,11 +328,87 @@ impl RedisClient {
         self.con(i)
     }
 
-    /// Forgets the connection of the node holding `key` (after a failure on
-    /// it).
-    pub(crate) fn drop_con_for(&mut self, key: &str) {
-        let i = self.node_of(key);
-        self.nodes[i].con = None;
+    /// Loads `script` on every master; returns its SHA1.
+    ///
+    /// # Errors
+    /// Connection failures, an error reply (scripts disabled).
+    pub(crate) fn load_script(&mut self, script: &str) -> Result<String, RedisSetError> {
+        let mut sha = String::new();
+        for i in 0..self.nodes.len() {
+            match self.command_on(i, &["SCRIPT", "LOAD", script])? {
+                Value::BulkString(b) => sha = String::from_utf8_lossy(&b).into_owned(),
+                Value::ServerError(e) => {
+                    return Err(RedisSetError::from_reply(
+                        self.url.shown(),
+                        "SCRIPT LOAD",
+                        e.code(),
+                        &format!("{} {}", e.code(), e.details().unwrap_or("")),
+                    ))
+                }
+                other => {
+                    return Err(RedisSetError::Server {
+                        url: self.url.shown().to_owned(),
+                        command: "SCRIPT LOAD".to_owned(),
+                        why: format!("an unexpected reply {other:?}"),
+                    })
+                }
+            }
+        }
+        Ok(sha)
+    }
+
+    /// Runs raw commands, each routed by its key, pipelined per node;
+    /// replies in order (error replies as `Value::ServerError`).
+    ///
+    /// # Errors
+    /// Connection failures.
+    pub(crate) fn pipeline_raw(
+        &mut self,
+        cmds: &[(String, Vec<Vec<u8>>)],
+    ) -> Result<Vec<Value>, RedisSetError> {
+        let shown = self.url.shown().to_owned();
+        let mut per_node: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        for (i, (key, _)) in cmds.iter().enumerate() {
+            per_node[self.node_of(key)].push(i);
+        }
+        let mut out: Vec<Value> = vec![Value::Nil; cmds.len()];
+        let mut buf = Vec::new();
+        let mut n = itoa::Buffer::new();
+        for (node, idx) in per_node.iter().enumerate() {
+            if idx.is_empty() {
+                continue;
+            }
+            buf.clear();
+            for &i in idx {
+                let parts = &cmds[i].1;
+                buf.push(b'*');
+                buf.extend_from_slice(n.format(parts.len()).as_bytes());
+                buf.extend_from_slice(b"\r\n");
+                for p in parts {
+                    buf.push(b'$');
+                    buf.extend_from_slice(n.format(p.len()).as_bytes());
+                    buf.extend_from_slice(b"\r\n");
+                    buf.extend_from_slice(p);
+                    buf.extend_from_slice(b"\r\n");
+                }
+            }
+            if let Err(e) = self.con(node)?.send_packed_command(&buf) {
+                self.nodes[node].con = None;
+                return Err(RedisSetError::from_client(&shown, "a pipeline", &e));
+            }
+        }
+        for (node, idx) in per_node.iter().enumerate() {
+            for &i in idx {
+                match self.con(node)?.recv_response() {
+                    Ok(v) => out[i] = v,
+                    Err(e) => {
+                        self.nodes[node].con = None;
+                        return Err(RedisSetError::from_client(&shown, "a pipeline", &e));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Runs `ops` on their nodes, replies in order, redirections left in.

@@ -5,11 +5,15 @@
 //!
 //! 1. The meta gets `growing LEVEL` (under WATCH: one grow at a time; a grow
 //!    interrupted is finished by running it again).
-//! 2. For each hash tag (a bucket and its children share one slot), one
-//!    transaction: WATCH the tag's buckets, read their members, then
-//!    MULTI; SADD each child its members; SET each bucket to the tombstone
-//!    `urikey-moved LEVEL`; EXEC. A client's SADD between the read and EXEC
-//!    aborts the transaction (WATCH), and the tag is moved again.
+//! 2. Each bucket is moved by one script (atomic; a bucket and its children
+//!    share a hash tag, so one Cluster slot): the grow reads the bucket's
+//!    members (SMEMBERS) and sends them, split by child, with their count;
+//!    the script checks that the bucket still has that many members (a
+//!    set only grows, so the same count is the same members), SADDs each
+//!    child its members and SETs the bucket to the tombstone
+//!    `urikey-moved LEVEL`. A client's SADD between the read and the script
+//!    changes the count: the script does nothing and the bucket is read
+//!    again. Thousands of buckets are read, then moved, in one pipeline.
 //!    Missing buckets get a tombstone too: a client that still writes the
 //!    old level must never make a new set there.
 //! 3. The meta's current level becomes LEVEL.
@@ -26,13 +30,13 @@ use redis::Value;
 
 use super::client::RedisClient;
 use super::error::RedisSetError;
-use super::layout::{bits_for, Layout, MAX_BITS, TAG_BITS};
+use super::layout::{bits_for, Layout, MAX_BITS};
 use super::meta::Meta;
 use super::transport::Transport;
 use super::url::RedisUrl;
 
-/// Transactions retried on a tag before giving up (a client writing the
-/// same bucket without pause).
+/// Times the meta, or a bucket, is read and changed again before giving up
+/// (a client writing the same key without pause).
 const TAG_RETRIES: usize = 1000;
 
 /// What a grow did.
@@ -46,7 +50,7 @@ pub struct GrowReport {
     pub moved: u64,
     /// Members moved.
     pub members: u64,
-    /// Transactions retried because a client wrote meanwhile.
+    /// Bucket moves retried because a client wrote meanwhile.
     pub retries: u64,
     /// How long it took.
     pub took: Duration,
@@ -105,9 +109,7 @@ pub fn grow(url: &RedisUrl, planned: u64) -> Result<GrowReport, RedisSetError> {
         retries: 0,
         took: Duration::ZERO,
     };
-    for tag in 0..(1u64 << TAG_BITS) {
-        move_tag(&mut c, &layout, tag, from, to, &mut report)?;
-    }
+    move_all(&mut c, &layout, from, to, &mut report)?;
     // Step 3.
     update_meta(&mut c, name, |m| {
         if m.growing != Some(to) {
@@ -182,118 +184,150 @@ fn update_meta(
     })
 }
 
-/// Moves the buckets of hash tag `tag` from level `from` to `to`.
-fn move_tag(
+/// The move of one bucket. KEYS: the bucket, then its children; ARGV: the
+/// members the bucket had when read (a count), the tombstone, then for
+/// each child its count of members and those members. Returns 0 when
+/// moved, 1 when it was a tombstone already, -1 when the bucket changed
+/// since it was read, -2 for a key of another type.
+const MOVE_SCRIPT: &str = r"
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'string' then
+  if redis.call('GET', KEYS[1]) == ARGV[2] then return 1 end
+  return -2
+elseif kind == 'set' then
+  if redis.call('SCARD', KEYS[1]) ~= tonumber(ARGV[1]) then return -1 end
+elseif kind == 'none' then
+  if tonumber(ARGV[1]) ~= 0 then return -1 end
+else
+  return -2
+end
+local i = 3
+for c = 2, #KEYS do
+  local n = tonumber(ARGV[i])
+  if n > 0 then redis.call('SADD', KEYS[c], unpack(ARGV, i + 1, i + n)) end
+  i = i + 1 + n
+end
+redis.call('SET', KEYS[1], ARGV[2])
+return 0
+";
+
+/// Buckets read and moved in one pipeline.
+const MOVE_BATCH: u64 = 4096;
+
+/// Moves the buckets of level `from` to level `to`.
+fn move_all(
     c: &mut RedisClient,
     layout: &Layout,
-    tag: u64,
     from: u32,
     to: u32,
     report: &mut GrowReport,
 ) -> Result<(), RedisSetError> {
     let url = c.url().to_owned();
-    let per_tag = 1u64 << (from - TAG_BITS);
-    let keys: Vec<String> = (0..per_tag)
-        .map(|low| layout.key(from, (tag << (from - TAG_BITS)) | low))
-        .collect();
-    let fail =
-        |e: redis::RedisError| RedisSetError::from_client(&url, "the grow's transaction", &e);
-    for _ in 0..TAG_RETRIES {
-        let con = c.con_for(&keys[0])?;
-        let mut watch = redis::cmd("WATCH");
-        for k in &keys {
-            watch.arg(k);
-        }
-        watch.exec(con).map_err(fail)?;
-        // The type of each bucket, then the members of the sets.
-        let mut types = redis::pipe();
-        for k in &keys {
-            types.cmd("TYPE").arg(k);
-        }
-        let kinds: Vec<String> = types.query(con).map_err(fail)?;
-        let mut members_of = redis::pipe();
-        let mut sets = Vec::new();
-        for (k, kind) in keys.iter().zip(&kinds) {
-            match kind.as_str() {
-                "set" => {
-                    members_of.cmd("SMEMBERS").arg(k);
-                    sets.push(k.as_str());
+    let sha = c.load_script(MOVE_SCRIPT)?;
+    let tombstone = Layout::tombstone(to);
+    let children = 1u64 << (to - from);
+    let total = 1u64 << from;
+    let mut start = 0u64;
+    while start < total {
+        let mut pending: Vec<u64> = (start..(start + MOVE_BATCH).min(total)).collect();
+        for _ in 0..TAG_RETRIES {
+            if pending.is_empty() {
+                break;
+            }
+            let keys: Vec<String> = pending.iter().map(|&b| layout.key(from, b)).collect();
+            let reads: Vec<(String, Vec<Vec<u8>>)> = keys
+                .iter()
+                .map(|k| (k.clone(), vec![b"SMEMBERS".to_vec(), k.as_bytes().to_vec()]))
+                .collect();
+            let members = c.pipeline_raw(&reads)?;
+            let mut moves = Vec::with_capacity(keys.len());
+            let mut counts = Vec::with_capacity(keys.len());
+            for ((&bucket, key), read) in pending.iter().zip(&keys).zip(members) {
+                let m: Vec<i64> = match read {
+                    Value::Array(items) | Value::Set(items) => items
+                        .into_iter()
+                        .filter_map(|v| match v {
+                            Value::BulkString(b) => std::str::from_utf8(&b).ok()?.parse().ok(),
+                            Value::Int(n) => Some(n),
+                            _ => None,
+                        })
+                        .collect(),
+                    // A tombstone (WRONGTYPE): the script says whose.
+                    _ => Vec::new(),
+                };
+                let mut per_child: Vec<Vec<i64>> = vec![Vec::new(); children as usize];
+                for &member in &m {
+                    let fp = layout.fingerprint(from, bucket, member);
+                    let child = Layout::bucket(fp, to) - (bucket << (to - from));
+                    per_child[child as usize].push(member);
                 }
-                "none" => {}
-                "string" => {
-                    let v: Option<Vec<u8>> = redis::cmd("GET").arg(k).query(con).map_err(fail)?;
-                    if v.as_deref().and_then(Layout::parse_tombstone) != Some(to) {
-                        let _ = redis::cmd("UNWATCH").exec(con);
+                let mut args: Vec<Vec<u8>> = vec![
+                    b"EVALSHA".to_vec(),
+                    sha.as_bytes().to_vec(),
+                    (1 + children).to_string().into_bytes(),
+                    key.as_bytes().to_vec(),
+                ];
+                for child in 0..children {
+                    args.push(layout.key(to, (bucket << (to - from)) | child).into_bytes());
+                }
+                args.push(m.len().to_string().into_bytes());
+                args.push(tombstone.clone().into_bytes());
+                for v in &per_child {
+                    args.push(v.len().to_string().into_bytes());
+                    args.extend(v.iter().map(|x| x.to_string().into_bytes()));
+                }
+                moves.push((key.clone(), args));
+                counts.push(m.len() as u64);
+            }
+            let done = c.pipeline_raw(&moves)?;
+            let mut again = Vec::new();
+            for ((&bucket, key), (r, n)) in
+                pending.iter().zip(&keys).zip(done.into_iter().zip(counts))
+            {
+                match r {
+                    Value::Int(0) => {
+                        if n > 0 {
+                            report.moved += 1;
+                            report.members += n;
+                        }
+                    }
+                    Value::Int(1) => {}
+                    Value::Int(-1) => {
+                        report.retries += 1;
+                        again.push(bucket);
+                    }
+                    Value::Int(_) => {
                         return Err(RedisSetError::WrongType {
                             url: url.clone(),
-                            key: k.clone(),
-                        });
+                            key: key.clone(),
+                        })
+                    }
+                    Value::ServerError(e) => {
+                        return Err(RedisSetError::from_reply(
+                            &url,
+                            "the grow's move script",
+                            e.code(),
+                            &format!("{} {}", e.code(), e.details().unwrap_or("")),
+                        ))
+                    }
+                    other => {
+                        return Err(RedisSetError::Server {
+                            url: url.clone(),
+                            command: "the grow's move script".to_owned(),
+                            why: format!("an unexpected reply {other:?}"),
+                        })
                     }
                 }
-                _ => {
-                    let _ = redis::cmd("UNWATCH").exec(con);
-                    return Err(RedisSetError::WrongType {
-                        url: url.clone(),
-                        key: k.clone(),
-                    });
-                }
             }
+            pending = again;
         }
-        let members: Vec<Vec<i64>> = if sets.is_empty() {
-            Vec::new()
-        } else {
-            members_of.query(con).map_err(fail)?
-        };
-        let mut tx = redis::pipe();
-        tx.atomic();
-        let mut moved = 0u64;
-        let mut n = 0u64;
-        let mut writes = 0;
-        for (k, kind) in keys.iter().zip(&kinds) {
-            if kind == "string" {
-                continue;
-            }
-            if kind == "set" {
-                let m = &members[sets.iter().position(|s| *s == k.as_str()).expect("listed")];
-                let (_, bucket) = layout.parse_key(k).expect("our key");
-                let mut children: Vec<(String, Vec<i64>)> = Vec::new();
-                for &member in m {
-                    let fp = layout.fingerprint(from, bucket, member);
-                    let child = layout.key_of(fp, to);
-                    match children.iter_mut().find(|(c, _)| *c == child) {
-                        Some((_, v)) => v.push(member),
-                        None => children.push((child, vec![member])),
-                    }
-                }
-                for (child, v) in children {
-                    tx.cmd("SADD").arg(child).arg(v).ignore();
-                }
-                moved += 1;
-                n += m.len() as u64;
-            }
-            tx.cmd("SET").arg(k).arg(Layout::tombstone(to)).ignore();
-            writes += 1;
+        if !pending.is_empty() {
+            return Err(RedisSetError::Unsupported {
+                url,
+                why: "buckets kept changing under the grow".to_owned(),
+            });
         }
-        if writes == 0 {
-            let _ = redis::cmd("UNWATCH").exec(con);
-            return Ok(());
-        }
-        let done: Option<Value> = match tx.query(con) {
-            Ok(v) => v,
-            Err(e) => {
-                c.drop_con_for(&keys[0]);
-                return Err(fail(e));
-            }
-        };
-        if done.is_some() {
-            report.moved += moved;
-            report.members += n;
-            return Ok(());
-        }
-        report.retries += 1;
+        start += MOVE_BATCH;
     }
-    Err(RedisSetError::Unsupported {
-        url,
-        why: format!("hash tag {tag:04x} kept changing under the grow"),
-    })
+    Ok(())
 }
