@@ -39,8 +39,13 @@ class SiteSpider(Spider):  # type: ignore[misc]
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
         spider: SiteSpider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider.opened, signal=signals.spider_opened)
         crawler.signals.connect(spider.idle, signal=signals.spider_idle)
         return spider
+
+    def opened(self) -> None:
+        # Starting takes seconds on a loaded machine: the idle time counts from here.
+        self.last_busy = time.monotonic()
 
     async def start(self) -> Any:
         yield Request(self.base + "/", callback=self.parse)

@@ -643,9 +643,8 @@ class RedisDupeFilter:
       without a body, the key of its URL under ``URIKEY_PROFILE``,
       ``URIKEY_ENABLE`` and ``URIKEY_DISABLE``), not scrapy-redis's SHA1 of
       w3lib's ``canonicalize_url``: a set scrapy-redis filled is not reused
-      (the name holds a Redis SET of another type, and ``RedisSeenSet``
-      refuses it); start with a new ``SCHEDULER_DUPEFILTER_KEY`` or delete
-      the old key. The crawler's ``REQUEST_FINGERPRINTER_CLASS`` is used
+      (it stays at the key itself, beside the new set's ``NAME:meta`` and
+      buckets, untouched; ``UNLINK`` it to free its memory). The crawler's ``REQUEST_FINGERPRINTER_CLASS`` is used
       when it is ``urikey.scrapy.RequestFingerprinter``, else one made from
       the settings, so the set always holds URL keys;
     * a claim is atomic across workers: one worker among all gets "new";
