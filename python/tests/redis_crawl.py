@@ -145,16 +145,23 @@ class CrawlSite:
         self.server.server_close()
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A worker SIGKILLed mid-request resets its connections: expected here.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def _bind(handler: type[BaseHTTPRequestHandler], port: int) -> ThreadingHTTPServer:
     """Port 80 when asked (port=80) and free, else any free port."""
     if port == 80:
         try:
-            return ThreadingHTTPServer(("127.0.0.1", 80), handler)
+            return _Server(("127.0.0.1", 80), handler)
         except OSError:
             port = 0
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
-    return server
+    return _Server(("127.0.0.1", port), handler)
 
 
 @dataclass
