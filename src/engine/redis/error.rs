@@ -141,7 +141,7 @@ impl RedisSetError {
     }
 
     /// An error of `url` from an error reply (`code` is its first word).
-    pub(crate) fn from_reply(url: &str, command: &str, code: &str, message: &str) -> Self {
+    pub fn from_reply(url: &str, command: &str, code: &str, message: &str) -> Self {
         let url = url.to_owned();
         let why = message.to_owned();
         match code {

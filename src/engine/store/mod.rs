@@ -72,6 +72,7 @@ pub use compact::MAX_RUNS;
 pub use durable::PAUSE_ENV;
 pub use error::StoreError;
 pub use open::check_is_store;
+#[cfg(feature = "redis")]
 pub(crate) use open::identity_diff;
 pub use pending::{Additions, DEFAULT_BUFFER_BYTES};
 pub use session::{SessionStats, StoreSession};
