@@ -38,8 +38,8 @@
 //! # Key configuration
 //!
 //! The manifest records the configuration the store was made with (as given,
-//! and its [`KeyConfig::identity`], which decides fingerprints) and the
-//! crate's [`KEY_VERSION`]. Opening a store for another configuration, or
+//! and its [`KeyConfig::identity`](crate::uri::key::KeyConfig::identity), which decides fingerprints) and the
+//! crate's [`KEY_VERSION`](crate::uri::key::KEY_VERSION). Opening a store for another configuration, or
 //! with another key version, is an error naming both: keys of two
 //! configurations in one store would silently break deduplication.
 //!
