@@ -3,7 +3,9 @@
 
 use std::fs::File;
 use std::path::Path;
+#[cfg(feature = "__internal-testing")]
 use std::sync::OnceLock;
+#[cfg(feature = "__internal-testing")]
 use std::time::Duration;
 
 use super::error::StoreError;
@@ -39,10 +41,17 @@ pub enum Step {
 
 /// The environment variable that makes every step of a commit sleep this
 /// many milliseconds: a test hook for the crash harness (`SIGKILL` inside
-/// a commit), not a setting.
+/// a commit), not a setting, in builds with the crate's internal testing
+/// feature only (the tests' builds, never a release).
+#[cfg(feature = "__internal-testing")]
 pub const PAUSE_ENV: &str = "URIKEY_STATE_COMMIT_PAUSE_MS";
 
+/// Nothing in a build without the internal testing feature.
+#[cfg(not(feature = "__internal-testing"))]
+pub fn pause(_step: Step) {}
+
 /// Sleeps at `step` when [`PAUSE_ENV`] asks for it.
+#[cfg(feature = "__internal-testing")]
 pub fn pause(_step: Step) {
     static PAUSE: OnceLock<Option<Duration>> = OnceLock::new();
     let pause = PAUSE.get_or_init(|| {

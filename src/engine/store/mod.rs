@@ -69,6 +69,8 @@ use std::sync::Arc;
 
 pub use compact::MAX_RUNS;
 #[doc(hidden)]
+#[cfg(feature = "__internal-testing")]
+#[doc(hidden)]
 pub use durable::PAUSE_ENV;
 pub use error::StoreError;
 pub use open::check_is_store;
