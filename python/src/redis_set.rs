@@ -302,7 +302,7 @@ fn client_url(client: &Bound<'_, PyAny>, name: &str) -> String {
         ),
         _ => format!(
             "a redis-py client ({}), name {name}",
-            crate::options::type_name(client)
+            options::type_name(client)
         ),
     }
 }
@@ -455,7 +455,7 @@ impl PyRedisSeenSet {
         } else {
             return Err(PyTypeError::new_err(format!(
                 "url_or_client must be a redis:// URL or a redis-py client, not {}",
-                crate::options::type_name(url_or_client)
+                options::type_name(url_or_client)
             )));
         };
         Ok(Self {
@@ -600,7 +600,7 @@ impl PyRedisSeenSet {
 
     /// Keys in the set (counted over its buckets: one SCARD each).
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        self.with(py, |s| s.key_count())
+        self.with(py, RedisSeenSet::key_count)
             .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
     }
 
@@ -626,7 +626,7 @@ impl PyRedisSeenSet {
     ///     >>> i["keys"], i["config"], i["compared_bits"] >= 80
     ///     (1, 'crawl', True)
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let i = self.with(py, |s| s.info())?;
+        let i = self.with(py, RedisSeenSet::info)?;
         let d = PyDict::new(py);
         d.set_item("url", &i.url)?;
         d.set_item("name", &i.name)?;
