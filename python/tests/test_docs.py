@@ -11,7 +11,7 @@ is a Python literal is an expected value, checked like a doctest:
 
 Names the examples take as given are defined first: `urls`, `url`, `batch`,
 `batches`, `spark` (a real local Spark, only for documents that use it) and
-`redis_url` (an empty database of a real local redis-server, likewise).
+`redis_url` (the URL of a real, empty Redis server on loopback, likewise).
 A block after a line `<!-- not run: reason -->` is skipped, with its reason.
 """
 
@@ -119,10 +119,8 @@ def test_python_blocks_run(
         "batches": [URLS[:2], URLS[1:]],
     }
     if any("redis_url" in code for _, code, skip in found if skip is None):
-        from test_docstrings import redis_flush
-
+        # A real Redis server on loopback, emptied for this document.
         namespace["redis_url"] = request.getfixturevalue("redis_url")
-        redis_flush(namespace["redis_url"])
     if any(re.search(r"\bspark\.", code) for _, code, skip in found if skip is None):
         namespace["spark"] = session = request.getfixturevalue("spark")
         # The JVM resolves relative paths against its own working directory,

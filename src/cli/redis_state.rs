@@ -40,6 +40,16 @@ pub struct RedisStateReport {
 }
 
 impl RedisState {
+    /// True when the run's new keys are added at its end (not read-only).
+    pub fn commits(&self) -> bool {
+        !self.readonly
+    }
+
+    /// The set's URL as messages show it (no password).
+    pub fn shown_url(&self) -> String {
+        shown(&self.url)
+    }
+
     /// Opens (or makes, for writing) the set at `url` for keys of `config`.
     pub fn open(url: &str, config: &KeyConfig, readonly: bool) -> anyhow::Result<Self> {
         let started = Instant::now();

@@ -65,6 +65,24 @@ impl State {
         }
     }
 
+    /// True when the run's new keys are committed at its end (not
+    /// read-only).
+    pub fn commits(&self) -> bool {
+        match self {
+            State::Disk(s) => s.commits(),
+            State::Redis(s) => s.commits(),
+        }
+    }
+
+    /// The store or set as messages name it: the seen-store's directory,
+    /// or the Redis set's URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            State::Disk(s) => format!("the seen-store {}", s.dir().display()),
+            State::Redis(s) => format!("the Redis set {}", s.shown_url()),
+        }
+    }
+
     /// The run's memory limit once the store's share is taken out.
     pub fn memory_limit(&self, limit: Option<u64>) -> Option<u64> {
         match self {
@@ -168,6 +186,17 @@ impl DiskState {
         })
     }
 
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        self.store.dir()
+    }
+
+    /// True when the run's new keys are committed at its end (not
+    /// read-only).
+    pub fn commits(&self) -> bool {
+        !self.readonly
+    }
+
     /// The store as the run's prior set.
     pub fn prior(&self) -> Arc<dyn PriorKeys> {
         self.session.clone()
@@ -184,9 +213,15 @@ impl DiskState {
     pub fn commit(mut self) -> anyhow::Result<DiskStateReport> {
         let started = Instant::now();
         let commit = match self.session.take_additions() {
-            Some(additions) => Some(self.store.commit(additions).with_context(|| {
-                "the output is complete, but its new keys were not added to the store (a next \
-                 run prints them again)"
+            Some(additions) => Some(self.store.commit(additions).map_err(|e| {
+                let what = if e.committed() {
+                    "the output is complete and its new keys were added to the store, but not \
+                     durably"
+                } else {
+                    "the output is complete, but its new keys were not added to the store (a \
+                     next run prints them again)"
+                };
+                anyhow::Error::new(e).context(what)
             })?),
             None => None,
         };
@@ -406,13 +441,23 @@ pub fn run(cmd: StateCommand) -> anyhow::Result<Exit> {
         StateCommand::Compact(a) => {
             let mut store = SeenStore::open(&a.dir, Access::Write)?;
             let r = store.compact()?;
-            say_raw(&format!(
-                "urikey: {}: {} runs merged into one, {} keys, commit {}\n",
-                a.dir.display(),
-                r.merged_runs,
-                r.keys,
-                r.commit
-            ));
+            say_raw(&if r.merged_runs == 0 {
+                format!(
+                    "urikey: {}: nothing to merge ({} keys in {}), commit {}\n",
+                    a.dir.display(),
+                    r.keys,
+                    plural(store.info().runs.len() as u64, "run"),
+                    r.commit
+                )
+            } else {
+                format!(
+                    "urikey: {}: {} runs merged into one, {} keys, commit {}\n",
+                    a.dir.display(),
+                    r.merged_runs,
+                    r.keys,
+                    r.commit
+                )
+            });
             Ok(Exit::Ok)
         }
         StateCommand::Grow(a) => redis_state::grow_set(&a.url, a.expected_keys),
@@ -537,6 +582,15 @@ fn info(a: InfoArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// `1 run`, `2 runs`.
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 fn per_key(bytes: u64, keys: u64) -> f64 {
     if keys == 0 {
         0.0
@@ -546,6 +600,9 @@ fn per_key(bytes: u64, keys: u64) -> f64 {
 }
 
 fn verify(dir: &Path) -> anyhow::Result<Exit> {
+    // No store at all is a usage error (exit 2, as for `info` and `dedup`);
+    // exit 1 is for damage found.
+    urikey::engine::store::check_is_store(dir)?;
     let r = urikey::engine::store::verify(dir);
     let mut text = String::new();
     for p in &r.problems {
@@ -556,10 +613,10 @@ fn verify(dir: &Path) -> anyhow::Result<Exit> {
     }
     if r.is_ok() {
         text.push_str(&format!(
-            "urikey: {}: sound: {} keys in {} runs, {} blocks checked\n",
+            "urikey: {}: sound: {} in {}, {} blocks checked\n",
             dir.display(),
-            r.keys,
-            r.runs,
+            plural(r.keys, "key"),
+            plural(r.runs as u64, "run"),
             r.blocks
         ));
         say_raw(&text);

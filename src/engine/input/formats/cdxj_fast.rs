@@ -22,7 +22,7 @@
 
 use crate::uri::lanes::Lanes;
 
-/// A JSON string found by [`url()`]: where its content is in the JSON, and
+/// A JSON string found by [`url`]: where its content is in the JSON, and
 /// whether it holds escapes (then [`unescape`] gives its value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Str {
@@ -40,7 +40,7 @@ pub fn url(json: &[u8]) -> Option<Str> {
     }
 }
 
-/// [`url()`] walked a byte at a time, whatever the line.
+/// [`url`] walked a byte at a time, whatever the line.
 fn url_by_bytes(json: &[u8]) -> Option<Str> {
     walk(&mut Scan { b: json, i: 0 }, Scan::string)
 }
@@ -173,13 +173,13 @@ impl Masks {
         })
     }
 
-    /// [`url()`] of the `json` these are the masks of.
+    /// [`url`] of the `json` these are the masks of.
     fn url(&self, json: &[u8]) -> Option<Str> {
         self.url_of_strings(json)
             .or_else(|| walk(&mut Scan { b: json, i: 0 }, |s| self.string(s)))
     }
 
-    /// [`url()`] of an object whose members are all strings (as Common
+    /// [`url`] of an object whose members are all strings (as Common
     /// Crawl writes them): from quote to quote, each gap between strings
     /// a `:` or `,` with optional spaces. `None` for anything else.
     fn url_of_strings(&self, json: &[u8]) -> Option<Str> {
@@ -289,7 +289,7 @@ fn separates(gap: &[u8], c: u8, space_before: bool) -> bool {
     }
 }
 
-/// Appends the value of the escaped string content `raw` (as [`url()`] found
+/// Appends the value of the escaped string content `raw` (as [`url`] found
 /// it: one-letter escapes only) to `out`.
 pub fn unescape(raw: &[u8], out: &mut Vec<u8>) {
     out.reserve(raw.len());
