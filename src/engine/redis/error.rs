@@ -140,7 +140,8 @@ impl RedisSetError {
         }
     }
 
-    /// An error of `url` from an error reply (`code` is its first word).
+    /// An error of `url` from an error reply of `command` (`code` is its
+    /// first word: `OOM`, `WRONGPASS`...).
     pub fn from_reply(url: &str, command: &str, code: &str, message: &str) -> Self {
         let url = url.to_owned();
         let why = message.to_owned();

@@ -113,13 +113,14 @@ impl Layout {
         self.key(level, Self::bucket(fp, level))
     }
 
-    /// The level and bucket of a key of this set, `None` for the meta and
-    /// keys of other names.
+    /// The level and bucket of a key of this set, `None` for the meta, keys
+    /// of other names and levels the set cannot have.
     pub fn parse_key(&self, key: &str) -> Option<(u32, u64)> {
         let rest = key.strip_prefix(&self.name)?.strip_prefix(':')?;
         let (level, rest) = rest.split_once(':')?;
         let level: u32 = level.parse().ok()?;
-        if !(TAG_BITS..=MAX_BITS).contains(&level) {
+        // No level of the set is below the bits it was made with.
+        if !(self.base..=MAX_BITS).contains(&level) {
             return None;
         }
         let rest = rest.strip_prefix('{')?;
@@ -185,7 +186,7 @@ mod tests {
     fn redis_layout_keys_members_and_fingerprints_round_trip() {
         let l = Layout::new("crawl", 19);
         let fp = 0xfedc_ba98_7654_3210_0123_4567_89ab_cdefu128;
-        for level in [16, 19, 21, 40] {
+        for level in [19, 21, 40] {
             let key = l.key_of(fp, level);
             assert!(key.starts_with(&format!("crawl:{level}:{{fedc}}")), "{key}");
             let (lv, b) = l.parse_key(&key).unwrap();
@@ -196,8 +197,14 @@ mod tests {
         assert_eq!(l.kept(fp) & ((1 << 45) - 1), 0);
         assert_eq!(l.compared_bits(), 83);
         assert!(l.parse_key("crawl:meta").is_none());
-        assert!(l.parse_key("other:16:{0000}").is_none());
-        assert!(l.parse_key("crawl:16:{0000}1").is_none());
+        assert!(l.parse_key("crawl:16:{0000}").is_none(), "below the base");
+        let l16 = Layout::new("crawl", 16);
+        let key = l16.key_of(fp, 16);
+        assert_eq!(key, "crawl:16:{fedc}");
+        assert_eq!(l16.parse_key(&key), Some((16, 0xfedc)));
+        assert_eq!(l16.fingerprint(16, 0xfedc, l16.member(fp)), l16.kept(fp));
+        assert!(l.parse_key("other:19:{0000}0").is_none());
+        assert!(l16.parse_key("crawl:16:{0000}1").is_none());
         // The member's sign is its top bit.
         assert!(l.member(u128::MAX) < 0 && l.member(0) == 0);
         assert_eq!(Layout::parse_tombstone(b"urikey-moved 18"), Some(18));

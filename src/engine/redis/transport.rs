@@ -1,6 +1,6 @@
 //! What the set asks of a Redis connection: batches of set commands,
 //! pipelined (per node on a cluster), and a few commands on the meta and the
-//! nodes. Our own client ([`super::client::RedisClient`]) is one; the Python
+//! nodes. Our own client ([`super::RedisClient`]) is one; the Python
 //! extension adds a redis-py client, so a crawler's connection is reused.
 
 use super::error::RedisSetError;
