@@ -39,6 +39,8 @@ mod dedup;
 #[cfg(feature = "cli")]
 mod formats;
 #[cfg(feature = "cli")]
+mod interop;
+#[cfg(feature = "cli")]
 mod normalize;
 #[cfg(feature = "cli")]
 mod output;
