@@ -5,7 +5,11 @@
 //! `--format`, never a run that reads nothing and exits 0.
 
 use std::path::{Path, PathBuf};
-use crate::common::{stdout_of, urikey};
+use std::process::Command;
+
+use tempfile::TempDir;
+
+use crate::common::{gzip_members, stdout_of, urikey, write};
 
 fn interop(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -49,5 +53,53 @@ fn interop_parquet_of_every_writer_and_codec() {
     // Both LZ4 codecs and brotli are among them.
     for codec in ["LZ4", "LZ4_RAW", "BROTLI"] {
         assert!(seen.contains(codec), "{codec}: {seen:?}");
+    }
+}
+
+/// Lines of 30 members, and the file of them as gzip members followed by
+/// `padding` zero bytes.
+fn padded_members(padding: usize) -> (Vec<u8>, Vec<u8>) {
+    let parts: Vec<Vec<u8>> = (0..30)
+        .map(|m| {
+            (0..1500)
+                .map(|i| format!("http://p{}.example/{m}/{i}\n", i % 40))
+                .collect::<String>()
+                .into_bytes()
+        })
+        .collect();
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let mut file = gzip_members(&refs);
+    file.resize(file.len() + padding, 0);
+    (parts.concat(), file)
+}
+
+#[test]
+fn interop_gzip_zero_padding_reads_as_zcat_reads_it() {
+    let dir = TempDir::new().unwrap();
+    // A tape block of padding, and one byte of it.
+    for padding in [10_240, 1] {
+        let (plain, file) = padded_members(padding);
+        let gz = write(&dir, "padded.gz", &file);
+        if let Ok(out) = Command::new("zcat").arg(&gz).output() {
+            assert!(out.status.success());
+            assert_eq!(out.stdout, plain, "zcat reads every line");
+        }
+        let plain = write(&dir, "plain.txt", &plain);
+        let want = stdout_of(urikey().args(["dedup", "--emit", "original"]).arg(&plain));
+        // Mapped members.
+        let got = stdout_of(urikey().args(["dedup", "--emit", "original"]).arg(&gz));
+        assert_eq!(got, want, "mapped, padding {padding}");
+        // Piped members, and one flate2 stream.
+        for threads in ["2", "1"] {
+            let got = stdout_of(
+                urikey()
+                    .args(["dedup", "--emit", "original", "--threads", threads, "-"])
+                    .write_stdin(file.clone()),
+            );
+            assert_eq!(got, want, "piped, --threads {threads}, padding {padding}");
+        }
+        // normalize reads a stream on its own.
+        let keys = stdout_of(urikey().args(["normalize", "-q"]).arg(&gz));
+        assert_eq!(keys.lines().count(), 30 * 1500);
     }
 }
