@@ -103,3 +103,81 @@ fn interop_gzip_zero_padding_reads_as_zcat_reads_it() {
         assert_eq!(keys.lines().count(), 30 * 1500);
     }
 }
+
+#[test]
+fn interop_warc_with_a_json_metadata_record_first() {
+    let want = keys_of_list("warcio-metadata-first.urls.txt");
+    let file = interop("warcio-metadata-first.warc.gz");
+    for format in [&[][..], &["--format", "warc"][..]] {
+        let got = stdout_of(urikey().args(["dedup", "-q"]).args(format).arg(&file));
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn interop_wat_with_content_type_parameters() {
+    let want = keys_of_list("warcio-charset.links.txt");
+    let file = interop("warcio-charset.wat.gz");
+    for format in [&[][..], &["--format", "wat"][..]] {
+        let got = stdout_of(urikey().args(["normalize", "-q"]).args(format).arg(&file));
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn interop_openwayback_cdxj_header_lines_are_skipped() {
+    let want = keys_of_list("openwayback.urls.txt");
+    let file = interop("openwayback.cdxj");
+    for format in [&[][..], &["--format", "cdxj"][..]] {
+        for command in ["normalize", "dedup"] {
+            let out = urikey()
+                .args([command, "--lenient"])
+                .args(format)
+                .arg(&file)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{stderr}");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{command}");
+            assert!(!stderr.contains("invalid"), "{command}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn interop_detection_that_is_not_sure_names_format() {
+    let dir = TempDir::new().unwrap();
+    // OpenWayback's header, then no index line.
+    let owb = write(
+        &dir,
+        "owb.cdxj",
+        b"!OpenWayback-CDXJ 1.0\nhttp://a.example/\n",
+    );
+    // A WARC whose first 64 KiB are a warcinfo and a metadata record that
+    // is not WAT JSON: no capture seen yet.
+    let body = vec![b'x'; 70_000];
+    let mut warc = b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n".to_vec();
+    warc.extend_from_slice(
+        format!(
+            "WARC/1.0\r\nWARC-Type: metadata\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    warc.extend_from_slice(&body);
+    warc.extend_from_slice(b"\r\n\r\n");
+    let warc = write(&dir, "big-meta.warc", &warc);
+    for (file, options) in [
+        (&owb, "--format cdxj or --format lines"),
+        (&warc, "--format warc or --format wat"),
+    ] {
+        for command in ["dedup", "normalize"] {
+            let out = urikey().args([command, "-q"]).arg(file).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command} {file:?}: {stderr}");
+            assert!(stderr.contains("cannot tell the format of"), "{stderr}");
+            assert!(stderr.contains(options), "{stderr}");
+        }
+    }
+}

@@ -105,7 +105,8 @@ pub const DEFAULT_COLUMN: &str = "url";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputFormat {
     /// The format of every input; `None`: each input's is detected from its
-    /// first bytes ([`detect::detect`]), plain lines when nothing else fits.
+    /// first bytes ([`detect::detect`]), plain lines when nothing else
+    /// fits, an error when they fit two formats.
     pub format: Option<Format>,
     /// WARC record types whose `WARC-Target-URI` is read (lower case).
     pub warc_types: Vec<String>,
@@ -142,7 +143,8 @@ pub enum Extract {
     Line,
     /// One column of the line.
     Field(Field),
-    /// The `url` of a CDXJ line's JSON.
+    /// The `url` of a CDXJ line's JSON; lines that start with `!` are
+    /// header lines (OpenWayback's), skipped like blank lines.
     Cdxj,
     /// Column `column` (0-based) of a space-separated CDX line; lines that
     /// start with ` CDX` are header lines, skipped like blank lines.
@@ -191,6 +193,8 @@ pub fn extract_url<'a>(line: &'a [u8], extract: Extract, buf: &'a mut Vec<u8>) -
             Some(span) => Ok((span.content_start(line), span.text(line, buf))),
             None => Err((line.len(), Problem::MissingField)),
         },
+        // OpenWayback's header lines (`!OpenWayback-CDXJ 1.0`, `!meta`).
+        Extract::Cdxj if line.first() == Some(&b'!') => return Extracted::Header,
         Extract::Cdxj => cdxj::url(line, buf),
         Extract::Cdx { column } => {
             if cdx::is_header(line) {

@@ -44,7 +44,8 @@ pub struct Opened {
 ///
 /// # Errors
 /// [`Error::Open`]/[`Error::Read`] when the input cannot be read; [`Error::Format`]
-/// for a CDX header without an original-URL column.
+/// for a CDX header without an original-URL column; [`Error::Config`] when
+/// its first bytes fit more than one format ([`detect`]'s `Unsure`).
 pub fn open(
     input: Input,
     format: &InputFormat,
@@ -97,7 +98,10 @@ pub fn open(
             }
         }
     }
-    let format_found = format.format.unwrap_or_else(|| detect(&head));
+    let format_found = match format.format {
+        Some(f) => f,
+        None => detect(&head).map_err(|unsure| Error::Config(unsure.message(&name)))?,
+    };
     let extract = match format_found {
         Format::Cdxj => Extract::Cdxj,
         Format::Cdx => {
