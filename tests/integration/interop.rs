@@ -181,3 +181,32 @@ fn interop_detection_that_is_not_sure_names_format() {
         }
     }
 }
+
+#[test]
+fn interop_parquet_list_column_reads_each_element() {
+    let want = keys_of_list("list-urls.txt");
+    for writer in ["pyarrow", "duckdb", "polars"] {
+        let file = interop(&format!("{writer}-list.parquet"));
+        for column in ["urls", "urls.list.element"] {
+            let out = urikey()
+                .args(["normalize", "--on-invalid", "skip", "--column", column])
+                .arg(&file)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(stdout, want, "{writer} --column {column}: {stderr}");
+            // The null element is an invalid record of its row (the 4th).
+            assert!(
+                stderr.contains("parquet:4: byte") && stderr.contains("missing field"),
+                "{writer}: {stderr}"
+            );
+        }
+        let deduped = stdout_of(
+            urikey()
+                .args(["dedup", "-q", "--column", "urls"])
+                .arg(&file),
+        );
+        assert_eq!(deduped, want, "{writer}");
+    }
+}
