@@ -210,3 +210,85 @@ fn interop_parquet_list_column_reads_each_element() {
         assert_eq!(deduped, want, "{writer}");
     }
 }
+
+/// The `(line, byte)` of each invalid line `urikey args... file` reports.
+fn reported(args: &[&str], file: &Path) -> Vec<(u64, u64, String)> {
+    let out = urikey().args(args).arg(file).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("urikey: ").unwrap_or(l);
+            let rest = l.strip_prefix(&format!("{}:", file.display()))?;
+            let (line, rest) = rest.split_once(": byte ")?;
+            let (byte, reason) = rest.split_once(": ")?;
+            Some((line.parse().ok()?, byte.parse().ok()?, reason.to_owned()))
+        })
+        .collect()
+}
+
+#[test]
+fn interop_cdxj_faults_are_at_their_file_bytes() {
+    // cdxj-indexer writes non-ASCII as `\uXXXX`: strict reading rejects
+    // the first non-ASCII character, whose escape is at this byte.
+    let file = interop("cdxj-indexer-escapes.cdxj");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut want = Vec::new();
+    let mut at = 0;
+    for (n, line) in text.lines().enumerate() {
+        if let Some(i) = line.find("\\u") {
+            want.push(((n + 1) as u64, (at + i) as u64));
+        }
+        at += line.len() + 1;
+    }
+    assert_eq!(want.len(), 2);
+    for command in [
+        &["dedup"][..],
+        &["normalize"][..],
+        &["normalize", "--format", "cdxj"][..],
+    ] {
+        let got: Vec<(u64, u64)> = reported(command, &file)
+            .into_iter()
+            .map(|(line, byte, _)| (line, byte))
+            .collect();
+        assert_eq!(got, want, "{command:?}");
+    }
+}
+
+#[test]
+fn interop_escaped_line_breaks_in_cdxj_are_faults_never_edits() {
+    let dir = TempDir::new().unwrap();
+    let lines = [
+        r#"example,lf)/mid 20240101000000 {"url": "http://lf.example/mid\nx"}"#,
+        r#"example,cr)/ 20240101000000 {"url": "http:\/\/cr.example\/\rx"}"#,
+        r#"example,tab)/ 20240101000000 {"url": "http://tab.example/\tx", "mime": "text/html"}"#,
+        r#"example,ok)/ 20240101000000 {"url": "http://ok.example/"}"#,
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let file = write(&dir, "breaks.cdxj", text.as_bytes());
+    let mut want = Vec::new();
+    let mut at = 0;
+    for (n, line) in lines.iter().enumerate() {
+        // The break's escape is each faulty line's last backslash.
+        if n < 3 {
+            let i = line.rfind('\\').unwrap();
+            want.push((
+                (n + 1) as u64,
+                (at + i) as u64,
+                "line break in value".to_owned(),
+            ));
+        }
+        at += line.len() + 1;
+    }
+    for lenient in [&[][..], &["--lenient"][..]] {
+        for command in ["dedup", "normalize"] {
+            let mut args = vec![command];
+            args.extend_from_slice(lenient);
+            assert_eq!(reported(&args, &file), want, "{args:?}");
+            let out = urikey().args(&args).arg(&file).output().unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(!stdout.contains("midx"), "{args:?}: {stdout}");
+            assert!(stdout.contains("http://ok.example/"), "{args:?}: {stdout}");
+        }
+    }
+}

@@ -154,12 +154,24 @@ pub enum Extract {
     },
 }
 
+impl Extract {
+    /// Where byte `index` of the URL that [`extract_url`] found at `start`
+    /// of `line` is in the line (for error positions): for a CDXJ URL with
+    /// escapes, the escape it comes from.
+    pub fn line_index(self, line: &[u8], start: usize, index: usize) -> usize {
+        match self {
+            Extract::Cdxj => cdxj::line_index(line, start, index),
+            _ => start + index,
+        }
+    }
+}
+
 /// What [`extract_url`] found in a line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Extracted<'a> {
     /// The URL, which starts at byte `start` of the line as written (for
-    /// error positions); `url` is either part of the line or the caller's
-    /// buffer (unquoted or unescaped).
+    /// error positions, with [`Extract::line_index`]); `url` is either part
+    /// of the line or the caller's buffer (unquoted or unescaped).
     Url {
         /// Offset of the URL's first byte in the line.
         start: usize,
@@ -214,12 +226,14 @@ pub fn extract_url<'a>(line: &'a [u8], extract: Extract, buf: &'a mut Vec<u8>) -
     }
 }
 
-/// True when `value` cannot stand in one output line of a record format
-/// (a line break, or a TAB where the line has columns).
-pub(crate) fn breaks_line(value: &[u8], tab_too: bool) -> Option<usize> {
-    value
-        .iter()
-        .position(|&b| b == b'\n' || b == b'\r' || (tab_too && b == b'\t'))
+/// Where a URL value a format decoded (a Parquet value, a WARC header, a
+/// WAT link, a CDXJ string's escapes) holds a CR, LF or TAB: the one rule
+/// of every format. Such a value cannot stand in one output line (nor in
+/// a column of WAT's `page<TAB>link`), and lenient reading would delete
+/// those bytes from a URL, so the record is invalid (`line-break`) rather
+/// than edited.
+pub(crate) fn breaks_line(value: &[u8]) -> Option<usize> {
+    memchr::memchr3(b'\n', b'\r', b'\t', value)
 }
 
 /// Appends the text of an invalid record to `out` as one line of a chunk:

@@ -339,7 +339,7 @@ pub fn for_each_group(
                 } else if value.is_empty() {
                     Some((Problem::EmptyField, 0))
                 } else {
-                    breaks_line(value, false).map(|at| (Problem::LineBreak, at))
+                    breaks_line(value).map(|at| (Problem::LineBreak, at))
                 };
                 match bad {
                     None => text.extend_from_slice(value),
