@@ -29,31 +29,44 @@
 //! Paths are relative to the crate's src folder; a test (`crate_map_names_files_that_exist`)
 //! checks that every path named here exists.
 //!
-//! **A line's way through `urikey dedup`:**
+//! **A line's way through `urikey dedup`**, room by room (the engine's
+//! rooms import only the rooms before them on this way; a test,
+//! `engine_rooms_import_only_the_rooms_before_them`, holds them to it):
 //!
-//! 1. `engine/input/source.rs` opens an input (a memory map when the caller chose
-//!    [`engine::MmapChoice::auto`], else a stream; gzip, zstd, xz, bzip2).
-//!    Multi-member gzip decodes on the run's threads: a mapped file in
-//!    `engine/input/gzip.rs`, a pipe a window at a time in `engine/input/gzip_pipe.rs`,
-//!    each member by libdeflate in `engine/input/inflate.rs` when it can.
-//! 2. `engine/run/reader.rs` cuts it at newlines into chunks
-//!    (`engine/input/chunk.rs`, `engine/input/newlines.rs`; the decoded segments of a
-//!    mapped gzip file without a copy in `engine/input/blocks.rs`) and hands them
-//!    over a batch at a time; `engine/input/lines.rs` holds the line rules every command
-//!    shares (BOM, CR, line limit, `--field`).
-//! 3. `engine/run/driver.rs` runs the phases of each batch
-//!    (`engine/batch/`): phase 1 (`engine/batch/scan.rs`) turns every line
-//!    into a key and a fingerprint with the [`uri::key::Keyer`]; phase 2
-//!    (`engine/batch/insert.rs`) inserts the fingerprints into the
-//!    seen-set, 16 shards (`engine/seen/shard.rs`) of fingerprint tables
-//!    (`engine/seen/fpset/`), in input order; it also keeps the memory budget
-//!    (`engine/memory.rs`) and switches to spilling past it
-//!    (`engine/spill/`: partition and lines files, resolution, final merge).
-//!    With a seen-store, the keys a run sees first are sorted by
+//! 1. *Bytes in*, `engine/input/`: `engine/input/source.rs` opens an input
+//!    (a memory map when the caller chose [`engine::MmapChoice::auto`],
+//!    else a stream) and `engine/input/compression.rs` recognises gzip,
+//!    zstd, xz and bzip2 by their magic bytes. Multi-member gzip decodes
+//!    on the run's threads (`engine/input/ordered.rs`, the decoder pool
+//!    Parquet shares): a mapped file in `engine/input/gzip.rs`, a pipe a
+//!    window at a time in `engine/input/gzip_pipe.rs`, each member by
+//!    libdeflate in `engine/input/inflate.rs` when it can; buffers come
+//!    from and go back to `engine/input/bytes.rs`.
+//!    `engine/input/formats/open.rs` opens an input in its format
+//!    (`engine/input/formats/detect.rs` recognises it) and gives its
+//!    reader (`engine/input/formats/reader.rs`).
+//! 2. `engine/run/reader.rs` cuts what the reader gives into chunks of
+//!    lines (`engine/input/chunk.rs`, `engine/input/newlines.rs`; the
+//!    decoded segments of a mapped gzip file without a copy in
+//!    `engine/input/blocks.rs`; the lines a record format writes in
+//!    `engine/input/formats/record_lines.rs`) and hands them over a batch
+//!    at a time; `engine/input/lines.rs` holds the line rules every
+//!    command shares (BOM, CR, line limit, `--field`).
+//! 3. *Keys and their insertion*, `engine/batch/`: `engine/run/driver.rs`
+//!    runs the phases of each batch: phase 1 (`engine/batch/scan.rs`)
+//!    turns every line into a key and a fingerprint with the
+//!    [`uri::key::Keyer`]; phase 2 (`engine/batch/insert.rs`) inserts the
+//!    fingerprints into the *seen-set* (`engine/seen/`): 16 shards
+//!    (`engine/seen/shard.rs`) of fingerprint tables
+//!    (`engine/seen/fpset/`), in input order; it also keeps the memory
+//!    budget (`engine/memory.rs`) and switches to spilling past it
+//!    (`engine/spill/`: partition and lines files, resolution, final
+//!    merge). With a seen-store, the keys a run sees first are sorted by
 //!    `engine/seen/fp_sort.rs` before the store is asked about them.
-//! 4. `engine/run/writer.rs` writes the selected lines of each batch in
-//!    order (phase 3, `engine/batch/emit.rs`); `engine/output/file.rs` makes an
-//!    output file appear whole or not at all; `engine/observe.rs` reports
+//! 4. *Bytes out*, `engine/output/`: `engine/run/writer.rs` writes the
+//!    selected lines of each batch in order (phase 3,
+//!    `engine/batch/emit.rs`); `engine/output/file.rs` makes an output
+//!    file appear whole or not at all; `engine/observe.rs` reports
 //!    invalid lines and progress to the caller.
 //!
 //! **Across runs** (`dedup --state`): `engine/prior.rs` is the hook a run
@@ -93,9 +106,13 @@
 //!   applies it too;
 //! * a new key format: `uri/key/config.rs` (`KeyFormat`) and `write_key`
 //!   in `uri/key/mod.rs`;
-//! * a new input format: `engine/input/formats/` (its detection in
-//!   `engine/input/formats/detect.rs`, a file per format; CDXJ's fast JSON
-//!   check, without a parser, is `engine/input/formats/cdxj_fast.rs`); a new compression:
+//! * a new input format: a file in `engine/input/formats/` (a
+//!   `RecordSource` for a record format, `engine/input/formats/reader.rs`),
+//!   its name in `Format` (`engine/input/formats/mod.rs`), its reader in
+//!   `engine/input/formats/open.rs` and its detection in
+//!   `engine/input/formats/detect.rs`; then the docs and tests the
+//!   `format_list` test asks for. CDXJ's fast JSON check, without a
+//!   parser, is `engine/input/formats/cdxj_fast.rs`. A new compression:
 //!   `engine/input/compression.rs`;
 //! * a new command or option: `cli/` (one file per command: `cli/dedup.rs`,
 //!   `cli/normalize.rs`, `cli/parse.rs`, `cli/resolve.rs`; options shared by

@@ -5,6 +5,7 @@
 //! * `text`: Python `str` to UTF-8 bytes
 //! * `keys`: keys and fingerprints of many lines on all cores
 //! * `batch`: a batch call's input (list or Arrow) and results
+//! * `fingerprints`: a batch of 16-byte fingerprints from Python
 //! * `held_lines`: its lines, borrowed from the caller's objects (checked
 //!   under Miri)
 //! * `arrow`: the Arrow C data interface

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use urikey::engine::{
-    self, Config, Emit, Field, Input, InvalidLine, Observer, Progress, Select, Stats, Warning,
+    self, Config, ConfigError, Emit, Input, InvalidLine, Observer, Progress, Select, Stats, Warning,
 };
 use urikey::uri::key::Relative;
 
@@ -307,20 +307,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         (None, false) => Relative::Reject,
     };
     let key_config = args.norm.config()?;
-    let mut config = Config::new(key_config.keyer().with_relative(relative));
-    config.mmap = super::lines::mmap();
-    config.emit = match args.emit {
-        EmitArg::Canonical => Emit::Key,
-        EmitArg::Original => Emit::Original,
-    };
-    config.field = args.field.map(|n| {
-        let delimiter = args
-            .delimiter
-            .unwrap_or(if args.csv { b',' } else { b'\t' });
-        Field::new((n - 1) as usize, delimiter).with_csv(args.csv)
-    });
-    config.format = args.input.input_format(args.field.is_some())?;
-    config.select = match (args.duplicates, args.count) {
+    let select = match (args.duplicates, args.count) {
         (Some(DuplicatesArg::All), true) => {
             bail!("--count works with --duplicates=first, not with every duplicate")
         }
@@ -328,6 +315,29 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         (Some(DuplicatesArg::First), _) | (None, true) => Select::Counts,
         (None, false) => Select::Unique,
     };
+    let mut builder = Config::builder(key_config.keyer().with_relative(relative))
+        .mmap(super::lines::mmap())
+        .emit(match args.emit {
+            EmitArg::Canonical => Emit::Key,
+            EmitArg::Original => Emit::Original,
+        })
+        .select(select)
+        .exact(args.exact)
+        .threads(args.threads)
+        .chunk_size(args.chunk_size)
+        .max_line_bytes(args.max_line_bytes);
+    if let Some(n) = args.field {
+        let delimiter = args
+            .delimiter
+            .unwrap_or(if args.csv { b',' } else { b'\t' });
+        builder = builder.field(n, delimiter, args.csv)?;
+    }
+    let mut config = args.input.apply(builder).build().map_err(|e| match e {
+        ConfigError::FieldNeedsLines(f) => {
+            anyhow::anyhow!("--field reads plain lines, not --format {f}")
+        }
+        other => other.into(),
+    })?;
     let first_duplicates = args.duplicates == Some(DuplicatesArg::First);
     config.exact = args.exact;
     config.threads = args.threads;

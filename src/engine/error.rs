@@ -58,6 +58,16 @@ pub enum Error {
     Store(super::store::StoreError),
     /// The configuration is unusable (zero chunk size, ...).
     Config(String),
+    /// The input needs what this build leaves out (a Parquet input
+    /// without the feature `parquet`).
+    Unsupported(String),
+    /// A thread of the run could not be started.
+    Thread {
+        /// Which thread (or pool of threads).
+        what: String,
+        /// What the operating system said.
+        source: io::Error,
+    },
     /// The observer asked the run to stop
     /// ([`Observer::should_stop`](super::Observer::should_stop)).
     Interrupted,
@@ -114,7 +124,8 @@ impl fmt::Display for Error {
                 write!(f, "cannot use temporary files in {}", dir.display())
             }
             Error::Store(e) => write!(f, "{e}"),
-            Error::Config(msg) => f.write_str(msg),
+            Error::Config(msg) | Error::Unsupported(msg) => f.write_str(msg),
+            Error::Thread { what, .. } => write!(f, "cannot start {what}"),
             Error::Interrupted => f.write_str("interrupted"),
         }
     }
@@ -126,9 +137,13 @@ impl std::error::Error for Error {
             Error::Open { source, .. }
             | Error::Read { source, .. }
             | Error::Spill { source, .. }
+            | Error::Thread { source, .. }
             | Error::Write(source) => Some(source),
             Error::Store(e) => e.source(),
-            Error::Config(_) | Error::Format { .. } | Error::Interrupted => None,
+            Error::Config(_)
+            | Error::Unsupported(_)
+            | Error::Format { .. }
+            | Error::Interrupted => None,
         }
     }
 }

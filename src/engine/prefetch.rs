@@ -1,5 +1,8 @@
 //! Software prefetch: telling the CPU which memory will be read soon.
 
+// The CPU's prefetch hint, which reads no memory.
+#![allow(unsafe_code)]
+
 /// How far ahead of where it reads a pass over the input in order (the
 /// newline scan, a spilled run's final pass) prefetches it. A mapped input
 /// lies in the page cache in 4 KiB pages scattered over memory, and the

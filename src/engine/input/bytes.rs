@@ -1,6 +1,9 @@
 //! The bytes an input is read into, shared between threads and sliced into
 //! chunks, and the pool their buffers go back to once read out.
 
+// MADV_DONTNEED on the pages of a read-only file map (`release`).
+#![allow(unsafe_code)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 

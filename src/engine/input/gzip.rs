@@ -31,16 +31,15 @@
 //! offset in the file, returned once the output of the members before it
 //! (and what the failed one gave) has been read.
 
-use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use flate2::bufread::GzDecoder;
 
 use super::inflate::Inflater;
-use crate::engine::input::{take_spare, SharedBytes, Spare};
+use super::ordered::OrderedPool;
+use super::{take_spare, SharedBytes, Spare};
 
 /// Compressed bytes of a segment.
 pub const SEGMENT: usize = 128 << 10;
@@ -326,7 +325,7 @@ fn padding_end(d: &mut Decoded, at: usize, windowed: bool, len: usize) {
     }
 }
 
-/// A job for the workers: a segment, and where to send what it gave.
+/// A job for the workers: a segment to decode.
 struct Job {
     bytes: SharedBytes,
     from: usize,
@@ -334,7 +333,20 @@ struct Job {
     mode: Mode,
     cap: usize,
     spare: Spare,
-    reply: SyncSender<Decoded>,
+}
+
+impl Job {
+    fn decode(self) -> Decoded {
+        let out = take_spare(&self.spare);
+        decode_segment(
+            &self.bytes,
+            self.from,
+            self.seg_end,
+            self.mode,
+            self.cap,
+            out,
+        )
+    }
 }
 
 impl core::fmt::Debug for MemberReader {
@@ -349,15 +361,14 @@ pub struct MemberReader {
     bytes: SharedBytes,
     /// Where the members decoded so far end: the next member's start.
     verified: usize,
-    /// Segments in flight, in order.
-    pending: VecDeque<Receiver<Decoded>>,
+    /// The decoders, and the segments in flight (in order).
+    pool: OrderedPool<Job, Decoded>,
     /// Where the next segment to hand out starts.
     next_segment: usize,
     window: usize,
     segment: usize,
     cap: usize,
     spare: Spare,
-    jobs: Option<mpsc::Sender<Job>>,
     /// Output being read out: `current[read_pos..current_len]`.
     current: Vec<u8>,
     current_len: usize,
@@ -399,38 +410,18 @@ impl MemberReader {
     ) -> Self {
         let threads = threads.max(1);
         let (segment, cap) = (segment.max(1), cap.max(1));
-        let (tx, rx) = mpsc::channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
-        let mut started = 0;
-        for t in 0..threads {
-            let rx = Arc::clone(&rx);
-            let spawned = std::thread::Builder::new()
-                .name(format!("urikey-gunzip-{t}"))
-                .spawn(move || loop {
-                    let job = match rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(job) = job else { return };
-                    let out = take_spare(&job.spare);
-                    let d =
-                        decode_segment(&job.bytes, job.from, job.seg_end, job.mode, job.cap, out);
-                    let _ = job.reply.send(d);
-                });
-            started += usize::from(spawned.is_ok());
-        }
+        // Without a worker, every segment is decoded on the reader's
+        // thread (as a redo).
+        let pool = OrderedPool::start("urikey-gunzip", threads, Job::decode);
         Self {
             bytes,
             verified: 0,
-            pending: VecDeque::new(),
+            pool,
             next_segment: 0,
             window: 2 * threads,
             segment,
             cap,
             spare: Spare::default(),
-            // Without a worker, every segment is decoded on the reader's
-            // thread (as a redo).
-            jobs: (started > 0).then_some(tx),
             current: Vec::new(),
             current_len: 0,
             read_pos: 0,
@@ -503,11 +494,12 @@ impl MemberReader {
 
     /// Hands segments to the workers until the window is full.
     fn submit(&mut self) {
-        let Some(jobs) = &self.jobs else { return };
-        while self.pending.len() < self.window && self.next_segment < self.len() {
+        while self.pool.has_workers()
+            && self.pool.in_flight() < self.window
+            && self.next_segment < self.len()
+        {
             let from = self.next_segment.max(self.verified);
             let seg_end = (from.saturating_add(self.segment)).min(self.len());
-            let (reply, rx) = mpsc::sync_channel(1);
             let job = Job {
                 bytes: self.bytes.clone(),
                 from,
@@ -515,13 +507,10 @@ impl MemberReader {
                 mode: self.mode(from == self.verified),
                 cap: self.cap,
                 spare: Arc::clone(&self.spare),
-                reply,
             };
-            if jobs.send(job).is_err() {
-                self.jobs = None;
+            if self.pool.submit(job).is_err() {
                 return;
             }
-            self.pending.push_back(rx);
             self.next_segment = seg_end;
         }
     }
@@ -573,14 +562,14 @@ impl MemberReader {
             ));
             self.verified = self.len();
             self.next_segment = self.len();
-            self.pending.clear();
+            self.pool.forget();
         }
         if let Some((at, e)) = d.error {
             self.failed = Some(self.member_error(at, e));
             // Nothing after a failed member is read.
             self.verified = self.len();
             self.next_segment = self.len();
-            self.pending.clear();
+            self.pool.forget();
         }
         self.count(self.verified.min(self.len()));
     }
@@ -617,7 +606,7 @@ impl MemberReader {
                         self.streaming = None;
                         let e = self.member_error(start, e);
                         self.verified = self.len();
-                        self.pending.clear();
+                        self.pool.forget();
                         return Err(e);
                     }
                 }
@@ -629,10 +618,7 @@ impl MemberReader {
                 return Ok(false);
             }
             self.submit();
-            let d = match self.pending.pop_front() {
-                Some(rx) => rx.recv().ok(),
-                None => None,
-            };
+            let d = self.pool.next();
             match d {
                 // A segment the members read so far span.
                 Some(d) if d.seg_end <= self.verified => {

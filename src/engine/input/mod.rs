@@ -3,8 +3,9 @@
 //! chunks of whole lines the pipeline works on, and the readers of the
 //! crawl formats. Data flows one way through the room: `bytes`,
 //! `gzip_stream` and `compression` know nothing of the rest; `gzip` (with
-//! `inflate` and `gzip_pipe`) decodes into `bytes`; `source` opens an input
-//! into one of them; `chunk`, `blocks` and `lines` cut sources into lines; `formats`
+//! `inflate` and `gzip_pipe`) decodes into `bytes` on the `ordered` pool of
+//! decoder threads, which Parquet's row groups share; `source` opens an
+//! input into one of them; `chunk`, `blocks` and `lines` cut sources into lines; `formats`
 //! reads a source in its format.
 
 pub(crate) mod blocks;
@@ -19,6 +20,7 @@ mod inflate;
 pub mod lines;
 pub(crate) mod map_window;
 pub(crate) mod newlines;
+mod ordered;
 mod source;
 
 pub use bytes::SharedBytes;

@@ -1,6 +1,10 @@
 //! Opening inputs: memory maps for regular files, streams for everything
 //! else, and decompression chosen by magic bytes.
 
+// Memory maps of inputs: `MmapChoice::auto` is the caller's promise that
+// nobody changes a file while it is mapped, and `map_file` relies on it.
+#![allow(unsafe_code)]
+
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Cursor, Read};

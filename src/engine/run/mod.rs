@@ -68,7 +68,10 @@ pub fn run(
         .num_threads(threads)
         .thread_name(|i| format!("urikey-worker-{i}"))
         .build()
-        .map_err(|e| Error::Config(format!("cannot start worker threads: {e}")))?;
+        .map_err(|e| Error::Thread {
+            what: "the worker threads".to_owned(),
+            source: io::Error::other(e),
+        })?;
     let batch_len = (threads * 4).max(8);
     let limit = config.memory_limit.or_else(memory::default_limit);
     let limits = Limits {
@@ -161,7 +164,10 @@ fn spawn_named<'scope, T: Send + 'scope>(
     std::thread::Builder::new()
         .name(name.to_owned())
         .spawn_scoped(scope, f)
-        .map_err(|e| Error::Config(format!("cannot start thread {name}: {e}")))
+        .map_err(|source| Error::Thread {
+            what: format!("thread {name}"),
+            source,
+        })
 }
 
 /// Chunks in flight at most: two batches and the one the reader cuts

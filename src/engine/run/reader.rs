@@ -11,8 +11,9 @@ use crate::engine::input::blocks::BlockChunker;
 use crate::engine::input::chunk::{
     Chunk, ChunkShape, Limits, SliceChunker, StreamChunker, StreamChunks,
 };
-use crate::engine::input::formats::records::{Lines, RecordReader};
-use crate::engine::input::formats::{self, Format, InputFormat};
+#[cfg(feature = "parquet")]
+use crate::engine::input::formats::ParquetFile;
+use crate::engine::input::formats::{self, read_error, Lines, Opened, Reader, RecordSource};
 use crate::engine::input::{Compression, Input, Source};
 use crate::engine::Config;
 
@@ -33,88 +34,68 @@ pub(super) fn read_inputs(
         shape,
     };
     for (index, input) in inputs.into_iter().enumerate() {
-        let format = &config.format;
-        let opened = match formats::records::open(
+        let opened = formats::open(
             input,
-            format,
+            &config.format,
             config.field,
             config.mmap,
             threads,
             raw_read,
-        ) {
-            Ok(s) => s,
+        );
+        let Opened { name, reader, .. } = match opened {
+            Ok(o) => o,
             Err(e) => {
                 let _ = tx.send(Err(e));
                 return;
             }
         };
-        let name = opened.name;
-        let extract = opened.extract;
-        match (opened.format, opened.source) {
-            (Format::Warc | Format::Wat, source) => {
-                let (reader, compression) = formats::records::into_reader(source);
-                let mut records = RecordReader::new(opened.format, reader, format);
-                let mut lines = Lines::new(index, formats::records::record_extract(opened.format));
-                loop {
-                    let more = records.next_record(&mut |item| lines.push(item));
-                    if lines.len() >= out.next_size() || !matches!(more, Ok(true)) {
-                        if let Some(chunk) = lines.take(records.offset()) {
-                            if !out.push(chunk) {
-                                return;
-                            }
-                        }
-                    }
-                    match more {
-                        Ok(true) => {}
-                        Ok(false) => break,
-                        Err(e) => {
-                            out.flush();
-                            let _ =
-                                tx.send(Err(records.error(e, &name, opened.format, compression)));
-                            return;
-                        }
-                    }
-                }
-            }
-            (Format::Parquet, source) => {
-                if !read_parquet(&name, index, source, format, &mut out, threads) {
-                    return;
-                }
-            }
-            (_, Source::Slice(bytes)) => {
+        let more = match reader {
+            Reader::Records {
+                records,
+                compression,
+            } => send_records(records, index, &name, compression, &mut out),
+            #[cfg(feature = "parquet")]
+            Reader::Parquet(file) => send_parquet(file, &name, index, &mut out, threads),
+            Reader::Lines {
+                source: Source::Slice(bytes),
+                extract,
+            } => {
                 let mut chunker = SliceChunker::new(bytes, index, limits);
                 chunker.extract = extract;
                 loop {
                     chunker.set_chunk_size(out.next_size());
                     let Some((chunk, consumed)) = chunker.next_chunk() else {
-                        break;
+                        break true;
                     };
                     raw_read.fetch_add(consumed, Ordering::Relaxed);
                     if !out.push(chunk) {
-                        return;
+                        break false;
                     }
                 }
             }
-            (_, Source::Members(reader)) => {
+            Reader::Lines {
+                source: Source::Members(reader),
+                extract,
+            } => {
                 let mut chunker = BlockChunker::new(reader, index, limits);
                 chunker.extract = extract;
-                if !send_chunks(&mut chunker, &mut out, name, Some(Compression::Gzip)) {
-                    return;
-                }
+                send_chunks(&mut chunker, &mut out, name, Some(Compression::Gzip))
             }
-            (
-                _,
-                Source::Stream {
-                    reader,
-                    compression,
-                },
-            ) => {
+            Reader::Lines {
+                source:
+                    Source::Stream {
+                        reader,
+                        compression,
+                    },
+                extract,
+            } => {
                 let mut chunker = StreamChunker::new(reader, index, limits);
                 chunker.extract = extract;
-                if !send_chunks(&mut chunker, &mut out, name, compression) {
-                    return;
-                }
+                send_chunks(&mut chunker, &mut out, name, compression)
             }
+        };
+        if !more {
+            return;
         }
     }
     out.finish();
@@ -196,60 +177,70 @@ impl BatchSender<'_> {
     }
 }
 
+/// Sends the lines of a record format's records, a chunk at a time;
+/// false when the run is to stop (the driver is gone, or an error was
+/// sent).
+fn send_records(
+    mut records: Box<dyn RecordSource>,
+    index: usize,
+    name: &str,
+    compression: Option<Compression>,
+    out: &mut BatchSender<'_>,
+) -> bool {
+    let mut lines = Lines::new(index, records.extract());
+    loop {
+        let more = records.next_record(&mut |item| lines.push(item));
+        if lines.len() >= out.next_size() || !matches!(more, Ok(true)) {
+            if let Some(chunk) = lines.take(records.offset()) {
+                if !out.push(chunk) {
+                    return false;
+                }
+            }
+        }
+        match more {
+            Ok(true) => {}
+            Ok(false) => return true,
+            Err(e) => {
+                out.flush();
+                let (format, offset) = (records.format(), records.offset());
+                let _ = out
+                    .tx
+                    .send(Err(read_error(e, name, format, compression, offset)));
+                return false;
+            }
+        }
+    }
+}
+
 /// Reads a Parquet input's column into the batches, row groups on
 /// `threads` threads; false when the run is to stop (the driver is gone,
 /// or an error was sent).
-fn read_parquet(
+#[cfg(feature = "parquet")]
+fn send_parquet(
+    file: ParquetFile,
     name: &str,
     index: usize,
-    source: Source,
-    format: &InputFormat,
     out: &mut BatchSender<'_>,
     threads: usize,
 ) -> bool {
-    #[cfg(feature = "parquet")]
-    {
-        let bytes = match formats::records::into_bytes(source) {
-            Ok(b) => b,
-            Err(source) => {
-                let _ = out.tx.send(Err(Error::Read {
-                    path: name.to_owned(),
-                    compression: None,
-                    offset: 0,
-                    source,
-                }));
-                return false;
+    // Offset of the next chunk in the stream of lines the rows make.
+    let mut offset = 0u64;
+    let mut alive = true;
+    let read = file.for_each_group(name, threads, &mut |rows| {
+        let mut chunks = rows.chunks(index);
+        while let Some(chunk) = chunks.next(out.next_size(), offset) {
+            offset += chunk.bytes().len() as u64;
+            alive = out.push(chunk);
+            if !alive {
+                break;
             }
-        };
-        // Offset of the next chunk in the stream of lines the rows make.
-        let mut offset = 0u64;
-        let mut alive = true;
-        let read =
-            formats::parquet::for_each_group(name, bytes, &format.column, threads, &mut |rows| {
-                let mut chunks = rows.chunks(index);
-                while let Some(chunk) = chunks.next(out.next_size(), offset) {
-                    offset += chunk.bytes().len() as u64;
-                    alive = out.push(chunk);
-                    if !alive {
-                        break;
-                    }
-                }
-                alive
-            });
-        if let Err(e) = read {
-            out.flush();
-            let _ = out.tx.send(Err(e));
-            return false;
         }
         alive
-    }
-    #[cfg(not(feature = "parquet"))]
-    {
-        let _ = (source, format, threads, index);
+    });
+    if let Err(e) = read {
         out.flush();
-        let _ = out.tx.send(Err(Error::Config(format!(
-            "{name} is a Parquet file; this build reads no Parquet (feature `parquet`)"
-        ))));
-        false
+        let _ = out.tx.send(Err(e));
+        return false;
     }
+    alive
 }

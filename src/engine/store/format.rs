@@ -29,6 +29,9 @@
 //! checksums the first time any lookup touches them (a bit per block
 //! remembers it), so damaged data is an error, never a wrong answer.
 
+// Run files are memory-mapped read-only (see `RunFile`).
+#![allow(unsafe_code)]
+
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;

@@ -13,6 +13,9 @@
 //! network file system are not kept apart (the host in the file says who
 //! was there).
 
+// flock(2) on the store's lock file and gethostname(2), through libc.
+#![allow(unsafe_code)]
+
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;

@@ -14,6 +14,12 @@
 //!   (Parquet: row groups on all cores), which writes one line per URL:
 //!   the bytes `--emit original` prints, with the URL in it ([`Lines`]).
 //!
+//! [`open`] opens an input in its format (given, or detected by
+//! [`detect::detect`]) and gives its [`Reader`]: the pipeline and
+//! [`for_each_record`] both read what it gives. Adding a format takes its
+//! file here (a [`RecordSource`] for a record format), its entry in
+//! [`Format`] and in `open`, its detection, its docs and its tests.
+//!
 //! A fault in a line or record is an invalid line and the run goes on; a
 //! fault that leaves the rest of the file unreadable (a WARC record cut
 //! short, a Parquet file that does not parse) stops the run
@@ -23,9 +29,12 @@ pub mod cdx;
 pub mod cdxj;
 mod cdxj_fast;
 pub mod detect;
+mod each_record;
+mod open;
 #[cfg(feature = "parquet")]
 pub mod parquet;
-pub mod records;
+mod reader;
+mod record_lines;
 pub mod warc;
 pub mod wat;
 
@@ -33,7 +42,12 @@ use core::fmt;
 
 use crate::engine::{Field, Problem};
 
-pub use records::{for_each_record, Record};
+pub use each_record::{for_each_record, Record};
+pub use open::{open, Opened};
+#[cfg(feature = "parquet")]
+pub use reader::ParquetFile;
+pub use reader::{read_error, Reader, RecordSource};
+pub use record_lines::Lines;
 
 /// How an input is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -301,6 +315,3 @@ impl FileFault {
         }
     }
 }
-
-/// Lines of a record format gathered into chunks (see [`records`]).
-pub use records::Lines;

@@ -18,9 +18,7 @@
 //! index in the file; its byte offset, that of its row group's column
 //! chunk.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::Arc;
 
 use parquet::basic::Type as PhysicalType;
 use parquet::column::reader::ColumnReader;
@@ -28,6 +26,7 @@ use parquet::data_type::ByteArray;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use super::super::chunk::{Chunk, ChunkData, RecordFault, RecordIndex};
+use super::super::ordered::OrderedPool;
 use super::{breaks_line, push_as_one_line, Extract, Item, RecordPos};
 use crate::engine::error::Error;
 use crate::engine::input::{take_spare, Home, SharedBytes, Spare};
@@ -261,36 +260,104 @@ pub fn for_each_group(
         first_rows.push(rows + 1);
         rows += g.num_rows().max(0) as u64;
     }
-    let threads = threads.clamp(1, groups.max(1));
-    let window = threads + 1;
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let (token_tx, token_rx) = mpsc::channel::<()>();
-    let token_rx = Mutex::new(token_rx);
-    for _ in 0..window {
-        let _ = token_tx.send(());
-    }
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Result<RowLines, Error>)>();
-    let spare = Spare::default();
-    let decode = |g: usize| -> Result<RowLines, Error> {
-        let first_row = first_rows[g];
-        let byte = meta.row_group(g).column(index).byte_range().0;
-        let fail = |e: parquet::errors::ParquetError| {
-            fault(first_row, byte, format!("row group {g}: {e}"))
-        };
-        let rg = reader.get_row_group(g).map_err(fail)?;
-        let ColumnReader::ByteArrayColumnReader(mut col) =
-            rg.get_column_reader(index).map_err(fail)?
-        else {
-            return Err(fault(first_row, byte, "not a string column".into()));
-        };
-        let max_def = columns[index].max_def_level();
-        let max_rep = columns[index].max_rep_level();
+    let max_def = columns[index].max_def_level();
+    let decoder = Arc::new(GroupDecoder {
+        name: name.to_owned(),
+        index,
+        max_def,
+        max_rep: columns[index].max_rep_level(),
         // In a list, an element is there from this definition level on (a
         // null one below `max_def` when elements are optional); below it,
         // the row's list is empty or null and gives no line.
-        let element_def = max_def - i16::from(columns[index].self_type().is_optional());
-        let mut text = take_spare(&spare);
+        element_def: max_def - i16::from(columns[index].self_type().is_optional()),
+        reader,
+        first_rows,
+        spare: Spare::default(),
+    });
+    let threads = threads.clamp(1, groups.max(1));
+    let window = threads + 1;
+    let mut pool = OrderedPool::start("urikey-parquet", threads, {
+        let decoder = Arc::clone(&decoder);
+        move |g| decoder.decode(g)
+    });
+    // Row groups handed to the pool so far (0..submitted).
+    let mut submitted = 0;
+    for g in 0..groups {
+        while submitted < groups && pool.in_flight() < window {
+            if pool.submit(submitted).is_err() {
+                break;
+            }
+            submitted += 1;
+        }
+        let group = if g < submitted {
+            pool.next()
+                .ok_or_else(|| decoder.fault(0, 0, format!("row group {g} was not read")))?
+        } else {
+            // No decoder thread could start, or none is left: decode here.
+            submitted = g + 1;
+            decoder.decode(g)
+        };
+        if !each(group?) {
+            return Ok(());
+        }
+        // The file's pages up to this row group's column chunk leave the
+        // resident set (row groups are in file order).
+        let (start, len) = decoder
+            .reader
+            .metadata()
+            .row_group(g)
+            .column(index)
+            .byte_range();
+        let end = usize::try_from(start.saturating_add(len)).unwrap_or(usize::MAX);
+        map.release(usize::try_from(start).unwrap_or(0)..end);
+    }
+    Ok(())
+}
+
+/// What decodes a row group of the column, shared by the decoder threads.
+struct GroupDecoder {
+    name: String,
+    reader: SerializedFileReader<bytes::Bytes>,
+    /// The column's index among the leaf columns.
+    index: usize,
+    max_def: i16,
+    /// Above 0 for a list column, whose elements are the values.
+    max_rep: i16,
+    /// The definition level from which a list element is there.
+    element_def: i16,
+    /// 1-based number of each group's first row.
+    first_rows: Vec<u64>,
+    /// The groups' line buffers, back once their chunks are written.
+    spare: Spare,
+}
+
+impl GroupDecoder {
+    fn fault(&self, record: u64, byte: u64, message: String) -> Error {
+        Error::Format {
+            path: self.name.clone(),
+            format: "parquet",
+            record,
+            byte,
+            message,
+        }
+    }
+
+    /// The lines of row group `g`.
+    fn decode(&self, g: usize) -> Result<RowLines, Error> {
+        let first_row = self.first_rows[g];
+        let meta = self.reader.metadata();
+        let byte = meta.row_group(g).column(self.index).byte_range().0;
+        let fail = |e: parquet::errors::ParquetError| {
+            self.fault(first_row, byte, format!("row group {g}: {e}"))
+        };
+        let rg = self.reader.get_row_group(g).map_err(fail)?;
+        let ColumnReader::ByteArrayColumnReader(mut col) =
+            rg.get_column_reader(self.index).map_err(fail)?
+        else {
+            return Err(self.fault(first_row, byte, "not a string column".into()));
+        };
+        let (max_def, max_rep, element_def) = (self.max_def, self.max_rep, self.element_def);
+        let mut text = take_spare(&self.spare);
         text.clear();
         let mut faults = Vec::new();
         let mut rows = Vec::new();
@@ -355,7 +422,7 @@ pub fn for_each_group(
                 text.push(b'\n');
                 // A fault's line is a u32, as in every chunk.
                 line = line.checked_add(1).ok_or_else(|| {
-                    fault(first_row, byte, format!("row group {g}: over 2^32 rows"))
+                    self.fault(first_row, byte, format!("row group {g}: over 2^32 rows"))
                 })?;
             }
         }
@@ -363,7 +430,7 @@ pub fn for_each_group(
         // is made only when none is spare, so the spare ones are never more
         // than the groups that were in memory at once.
         let home = Some(Home {
-            pool: std::sync::Arc::downgrade(&spare),
+            pool: Arc::downgrade(&self.spare),
             max: usize::MAX,
         });
         Ok(RowLines {
@@ -373,61 +440,7 @@ pub fn for_each_group(
             faults,
             rows,
         })
-    };
-    std::thread::scope(|scope| {
-        for t in 0..threads {
-            let (next, stop, token_rx, done_tx, decode) =
-                (&next, &stop, &token_rx, done_tx.clone(), &decode);
-            let spawned = std::thread::Builder::new()
-                .name(format!("urikey-parquet-{t}"))
-                .spawn_scoped(scope, move || loop {
-                    let token = token_rx.lock().map(|rx| rx.recv());
-                    if !matches!(token, Ok(Ok(()))) || stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let g = next.fetch_add(1, Ordering::Relaxed);
-                    if g >= groups {
-                        return;
-                    }
-                    if done_tx.send((g, decode(g))).is_err() {
-                        return;
-                    }
-                });
-            if spawned.is_err() && t == 0 {
-                return Err(fault(0, 0, "cannot start a thread".into()));
-            }
-        }
-        drop(done_tx);
-        let mut ready: BTreeMap<usize, Result<RowLines, Error>> = BTreeMap::new();
-        let result = (|| {
-            for g in 0..groups {
-                let group = loop {
-                    if let Some(r) = ready.remove(&g) {
-                        break r;
-                    }
-                    match done_rx.recv() {
-                        Ok((i, r)) => {
-                            ready.insert(i, r);
-                        }
-                        Err(_) => return Err(fault(0, 0, format!("row group {g} was not read"))),
-                    }
-                };
-                if !each(group?) {
-                    return Ok(());
-                }
-                // The file's pages up to this row group's column chunk
-                // leave the resident set (row groups are in file order).
-                let (start, len) = meta.row_group(g).column(index).byte_range();
-                let end = usize::try_from(start.saturating_add(len)).unwrap_or(usize::MAX);
-                map.release(usize::try_from(start).unwrap_or(0)..end);
-                let _ = token_tx.send(());
-            }
-            Ok(())
-        })();
-        stop.store(true, Ordering::Relaxed);
-        drop(token_tx);
-        result
-    })
+    }
 }
 
 /// The leaf column named `column`: by its whole path
