@@ -292,3 +292,39 @@ fn interop_escaped_line_breaks_in_cdxj_are_faults_never_edits() {
         }
     }
 }
+
+#[test]
+fn interop_arc_v1_gzip_per_record_and_v2_plain() {
+    for (name, list) in [
+        ("arc-v1.arc.gz", "arc-v1.urls.txt"),
+        ("arc-v2.arc", "arc-v2.urls.txt"),
+    ] {
+        let want = keys_of_list(list);
+        for format in [&[][..], &["--format", "arc"][..]] {
+            for command in ["normalize", "dedup"] {
+                let got = stdout_of(
+                    urikey()
+                        .args([command, "-q", "--lenient"])
+                        .args(format)
+                        .arg(interop(name)),
+                );
+                assert_eq!(got, want, "{command} {name} {format:?}");
+            }
+        }
+    }
+    // A record cut short: exit 2 naming the record, after the URLs before.
+    let dir = TempDir::new().unwrap();
+    let mut cut = std::fs::read(interop("arc-v2.arc")).unwrap();
+    cut.truncate(cut.len() - 10);
+    let cut = write(&dir, "cut.arc", &cut);
+    let out = urikey().args(["dedup", "-q"]).arg(&cut).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("cannot read") && stderr.contains("as arc: record 4"),
+        "{stderr}"
+    );
+    // The cut record's header line is whole: its URL is read, as a WARC
+    // record's target is.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 3);
+}

@@ -15,6 +15,8 @@
 //!   (parameters allowed) and whose JSON has WAT's `"Envelope"`. Other
 //!   `metadata` records and no capture: unsure, unless the first bytes are
 //!   the whole file (then no reader finds a capture in it: WARC).
+//! - `filedesc://` at the start, on an ARC header line (five or ten
+//!   fields, the last a length): ARC.
 //! - A first non-blank line ` CDX ...`, or of 9 or 11 space-separated
 //!   fields whose second is a 14-digit timestamp: CDX.
 //! - A first non-blank line `SURT TIMESTAMP {`: CDXJ; OpenWayback's header
@@ -68,6 +70,12 @@ pub fn detect(head: &[u8]) -> Result<Format, Unsure> {
     let head = head.strip_prefix(BOM).unwrap_or(head);
     if head.starts_with(b"WARC/1.") {
         return warc_or_wat(head, whole);
+    }
+    if head.starts_with(super::arc::FILEDESC) {
+        let first = head.split(|&b| b == b'\n').next().map(trim_cr);
+        if first.is_some_and(super::arc::is_header_line) {
+            return Ok(Format::Arc);
+        }
     }
     let mut lines = head
         .split(|&b| b == b'\n')
@@ -268,6 +276,10 @@ mod tests {
         );
         let wat = record("metadata", "application/json", WAT_JSON);
         assert_eq!(detect(&warc(&[wat.clone(), wat.clone()])), Ok(Format::Wat));
+        assert_eq!(
+            detect(b"filedesc://x.arc 0.0.0.0 19960101000000 text/plain 3\n1 0\n"),
+            Ok(Format::Arc)
+        );
         // URLs with spaces or digits are still lines.
         assert_eq!(detect(b"http://a/ 20240101000000 x\n"), Ok(Format::Lines));
     }

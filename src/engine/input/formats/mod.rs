@@ -25,6 +25,7 @@
 //! short, a Parquet file that does not parse) stops the run
 //! ([`Error::Format`](crate::engine::Error::Format)).
 
+pub mod arc;
 pub mod cdx;
 pub mod cdxj;
 mod cdxj_fast;
@@ -66,17 +67,21 @@ pub enum Format {
     Wat,
     /// A string column of a Parquet file (the columnar crawl index).
     Parquet,
+    /// ARC records (the Internet Archive's format before WARC, versions 1
+    /// and 2): the URL of every record but the file's `filedesc://`.
+    Arc,
 }
 
 impl Format {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Lines,
         Format::Cdxj,
         Format::Cdx,
         Format::Warc,
         Format::Wat,
         Format::Parquet,
+        Format::Arc,
     ];
 
     /// The name `--format` takes.
@@ -88,6 +93,7 @@ impl Format {
             Format::Warc => "warc",
             Format::Wat => "wat",
             Format::Parquet => "parquet",
+            Format::Arc => "arc",
         }
     }
 

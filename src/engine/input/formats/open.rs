@@ -130,12 +130,12 @@ pub fn open(
             };
             Extract::Cdx { column }
         }
-        Format::Warc | Format::Wat => {
+        Format::Warc | Format::Wat | Format::Arc => {
             let (stream, compression) = source.into_reader();
-            let records: Box<dyn RecordSource> = if format_found == Format::Wat {
-                Box::new(WatLinks::new(stream))
-            } else {
-                Box::new(WarcUrls::new(stream, &format.warc_types))
+            let records: Box<dyn RecordSource> = match format_found {
+                Format::Wat => Box::new(WatLinks::new(stream)),
+                Format::Arc => Box::new(super::arc::ArcUrls::new(stream)),
+                _ => Box::new(WarcUrls::new(stream, &format.warc_types)),
             };
             return Ok(Opened {
                 name,
