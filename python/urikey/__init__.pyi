@@ -280,7 +280,7 @@ def dedup_file(
     emit: Literal["canonical", "original"] = "canonical",
     field: int | None = None,
     delimiter: str = "\t",
-    format: Literal["lines", "cdxj", "cdx", "warc", "wat", "parquet"] | None = None,
+    format: Literal["lines", "cdxj", "cdx", "warc", "wat", "parquet", "arc"] | None = None,
     threads: int = 0,
     rejects: StrPath | None = None,
     compat: Compat | str | None = None,

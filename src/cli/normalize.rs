@@ -103,11 +103,13 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
                 return Err(Stop::Interrupted.into());
             }
             line_out.clear();
+            // A fault's byte in the input: a key error's index is in the
+            // URL, an extraction fault's in the line.
             let key = match record.url {
-                Err(e) => Err(e),
+                Err((index, problem)) => Err((problem, record.byte_of(index))),
                 Ok(url) => keyer
                     .key(url, &mut scratch)
-                    .map_err(|e| (e.index(), Problem::Key(e.kind()))),
+                    .map_err(|e| (Problem::Key(e.kind()), record.byte_of_url(e.index()))),
             };
             match key {
                 Ok(key) => {
@@ -115,12 +117,12 @@ pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
                     line_out.push(b'\n');
                 }
                 // Whitespace only under --lenient: a blank line in, one out.
-                Err((_, Problem::Key(KeyErrorKind::Blank))) => line_out.push(b'\n'),
-                Err((index, problem)) => {
+                Err((Problem::Key(KeyErrorKind::Blank), _)) => line_out.push(b'\n'),
+                Err((problem, byte)) => {
                     reporter.report(&InvalidLine::new(
                         record.source,
                         record.number,
-                        record.byte_of(index),
+                        byte,
                         problem,
                         record.original,
                     ));

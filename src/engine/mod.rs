@@ -209,8 +209,8 @@ pub enum Problem {
     EmptyField,
     /// A CDXJ line's or WAT record's JSON does not parse.
     BadJson,
-    /// A value a record format writes as one line holds a line break (or,
-    /// in a WAT `page<TAB>link` line, a TAB).
+    /// A URL value a format decoded (a CDXJ string's escapes, a Parquet
+    /// value, a WARC header, a WAT page or link) holds a CR, LF or TAB.
     LineBreak,
 }
 

@@ -51,6 +51,8 @@ mod format_list;
 #[cfg(feature = "cli")]
 mod formats;
 #[cfg(feature = "cli")]
+mod interop;
+#[cfg(feature = "cli")]
 mod normalize;
 #[cfg(feature = "cli")]
 mod output;

@@ -99,7 +99,7 @@ impl ChunkState {
                         ordinal,
                         start,
                         len: line.len() as u32,
-                        index: (field_start + e.index()) as u32,
+                        index: extract.line_index(line, field_start, e.index()) as u32,
                         problem: if e.kind() == KeyErrorKind::Blank {
                             Problem::EmptyField
                         } else {

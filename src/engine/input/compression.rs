@@ -71,11 +71,12 @@ pub(crate) fn sniff(prefix: &[u8]) -> Option<Compression> {
 
 /// A streaming decoder for `kind` over `raw`. Every decoder reads
 /// concatenated streams (as `pbzip2` and `xz -T` write them) and reports
-/// a truncated or corrupt input as a read error.
+/// a truncated or corrupt input as a read error; gzip's zero padding after
+/// the last member is its end (`gzip_stream.rs`).
 pub(crate) fn decoder(kind: Compression, raw: Box<dyn Read + Send>) -> Box<dyn Read + Send> {
     let buffered = |raw| BufReader::with_capacity(1 << 16, raw);
     match kind {
-        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buffered(raw))),
+        Compression::Gzip => Box::new(super::gzip_stream::GzStream::new(buffered(raw))),
         Compression::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(buffered(raw))),
         Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(buffered(raw))),
         Compression::Zstd => Box::new(ZstdReader::new(raw)),

@@ -27,10 +27,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 
-use flate2::read::MultiGzDecoder;
-
 use super::blocks::{Blocks, MemberBlocks};
 use super::gzip::MemberReader;
+use super::gzip_stream::GzStream;
 use crate::engine::input::{Home, SharedBytes, Spare};
 
 /// Compressed bytes read ahead from the pipe.
@@ -60,6 +59,8 @@ pub struct PipeMembers {
     last: bool,
     /// The rest, as one stream, from offset `base`.
     single: Option<Box<dyn Read + Send>>,
+    /// The stream's error, once the output read before it is handed out.
+    failed: Option<io::Error>,
     /// Segment buffers, shared by the decoders of every window.
     spare: Spare,
     /// Output taken by [`MemberBlocks::head`], handed out again first.
@@ -104,6 +105,7 @@ impl PipeMembers {
             current: None,
             last: false,
             single: None,
+            failed: None,
             spare: Spare::default(),
             head: Vec::new(),
             reading: Vec::new(),
@@ -146,22 +148,32 @@ impl PipeMembers {
         Ok(true)
     }
 
-    /// The next part of the output as one stream (a long member).
-    fn stream_block(single: &mut Box<dyn Read + Send>, base: u64) -> io::Result<Option<Vec<u8>>> {
+    /// The next part of the output as one stream (a long member). What was
+    /// read before an error is handed out first, and the error after it.
+    fn stream_block(&mut self) -> io::Result<Option<Vec<u8>>> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let Some(single) = &mut self.single else {
+            return Ok(None);
+        };
         let mut block = Vec::with_capacity(STREAM_BLOCK);
-        let read = single
-            .take(STREAM_BLOCK as u64)
-            .read_to_end(&mut block)
-            .map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "the gzip member at byte {base} of the file, or one after it, \
-                         is truncated or corrupt: {e}"
-                    ),
-                )
-            })?;
-        Ok((read > 0).then_some(block))
+        let read = single.take(STREAM_BLOCK as u64).read_to_end(&mut block);
+        if let Err(e) = read {
+            let base = self.base;
+            let e = io::Error::new(
+                e.kind(),
+                format!(
+                    "the gzip member at byte {base} of the file, or one after it, \
+                     is truncated or corrupt: {e}"
+                ),
+            );
+            if block.is_empty() {
+                return Err(e);
+            }
+            self.failed = Some(e);
+        }
+        Ok((!block.is_empty()).then_some(block))
     }
 }
 
@@ -215,8 +227,8 @@ impl Blocks for PipeMembers {
             if !self.head.is_empty() {
                 return Ok(Some(std::mem::take(&mut self.head)));
             }
-            if let Some(single) = &mut self.single {
-                return Self::stream_block(single, self.base);
+            if self.single.is_some() {
+                return self.stream_block();
             }
             if let Some((reader, bytes)) = &mut self.current {
                 match reader.next_block() {
@@ -240,7 +252,9 @@ impl Blocks for PipeMembers {
                             // output is too large to hold.
                             let windows = self.windows.take().unwrap_or_else(|| mpsc::channel().1);
                             let all = RestOfWindows(windows, Cursor::new(rest));
-                            self.single = Some(Box::new(MultiGzDecoder::new(
+                            // `at` is where a member starts or the zero
+                            // padding after the last one.
+                            self.single = Some(Box::new(GzStream::after_member(
                                 BufReader::with_capacity(1 << 16, all),
                             )));
                         } else {
@@ -341,6 +355,34 @@ mod tests {
         let (out, res) = read_all(gz(&one, 6), 2, 4096);
         res.unwrap();
         assert_eq!(out, one);
+    }
+
+    #[test]
+    fn gzip_pipe_zero_padding_after_the_last_member_is_the_end() {
+        let parts: Vec<Vec<u8>> = (0..20).map(|i| text(200, i + 1)).collect();
+        let mut file: Vec<u8> = parts.iter().flat_map(|p| gz(p, 6)).collect();
+        file.resize(file.len() + 10_000, 0);
+        // Windows that end inside the padding, hold all of it, or are all
+        // padding (read on as one stream).
+        for window in [100, 3000, 1 << 20] {
+            for threads in [1, 2] {
+                let (out, res) = read_all(file.clone(), threads, window);
+                res.unwrap();
+                assert_eq!(out, parts.concat(), "window {window}");
+            }
+        }
+        // Zeros, then a member: an error after the output before it.
+        file.extend(gz(b"http://late.example/\n", 6));
+        for window in [100, 3000, 1 << 20] {
+            let (out, res) = read_all(file.clone(), 2, window);
+            assert!(res.is_err(), "window {window}");
+            assert!(
+                out.starts_with(&parts.concat()),
+                "window {window}: {} of {} bytes",
+                out.len(),
+                parts.concat().len()
+            );
+        }
     }
 
     #[test]

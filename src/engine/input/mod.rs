@@ -1,11 +1,11 @@
 //! Bytes in: opening an input (a map, a stream, a decompressor), the
 //! buffers it is read into, gzip members decoded on the run's threads, the
 //! chunks of whole lines the pipeline works on, and the readers of the
-//! crawl formats. Data flows one way through the room: `bytes` and
-//! `compression` know nothing of the rest; `gzip` (with `inflate` and
-//! `gzip_pipe`) decodes into `bytes` on the `ordered` pool of decoder
-//! threads, which Parquet's row groups share; `source` opens an input into one of
-//! them; `chunk`, `blocks` and `lines` cut sources into lines; `formats`
+//! crawl formats. Data flows one way through the room: `bytes`,
+//! `gzip_stream` and `compression` know nothing of the rest; `gzip` (with
+//! `inflate` and `gzip_pipe`) decodes into `bytes` on the `ordered` pool of
+//! decoder threads, which Parquet's row groups share; `source` opens an
+//! input into one of them; `chunk`, `blocks` and `lines` cut sources into lines; `formats`
 //! reads a source in its format.
 
 pub(crate) mod blocks;
@@ -15,6 +15,7 @@ pub mod compression;
 pub mod formats;
 pub mod gzip;
 mod gzip_pipe;
+mod gzip_stream;
 mod inflate;
 pub mod lines;
 pub(crate) mod map_window;

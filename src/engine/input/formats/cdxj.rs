@@ -17,31 +17,83 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visi
 
 use crate::engine::Problem;
 
-/// The URL of a CDXJ line: its offset in the line and the URL (part of
-/// the line, or `buf` when it had escapes).
+/// The URL of a CDXJ line: the offset of its string's first byte in the
+/// line and the URL (part of the line, or `buf` when it had escapes; then
+/// [`line_index`] places its bytes in the line).
 ///
 /// # Errors
 /// What is wrong, at which byte: [`Problem::BadJson`] when the line has no
 /// JSON object or it does not parse, [`Problem::MissingField`] when it has
-/// no string `url`.
+/// no string `url`, [`Problem::LineBreak`] when an escape in it stands for
+/// a CR, LF or TAB (the rule of every record format's values: a URL is
+/// never edited to fit a line).
 pub fn url<'a>(
     line: &'a [u8],
     buf: &'a mut Vec<u8>,
 ) -> Result<(usize, &'a [u8]), (usize, Problem)> {
     if let Some(start) = json_start(line) {
-        let json = &line[start..];
-        if let Some(u) = super::cdxj_fast::url(json) {
+        if let Some(u) = super::cdxj_fast::url(&line[start..]) {
+            let at = start + u.start;
+            let raw = &line[at..start + u.end];
             if !u.escaped {
-                return Ok((start + u.start, &json[u.start..u.end]));
+                return Ok((at, raw));
             }
-            // As serde_json's reader: the value in `buf`, placed at the
-            // object's start.
             buf.clear();
-            super::cdxj_fast::unescape(&json[u.start..u.end], buf);
-            return Ok((start, &buf[..]));
+            super::cdxj_fast::unescape(raw, buf);
+            return no_line_break(line, at, buf);
         }
     }
     url_by_serde(line, buf)
+}
+
+/// The URL found at `at` of `line`, unless it holds a CR, LF or TAB.
+fn no_line_break<'a>(
+    line: &[u8],
+    at: usize,
+    url: &'a [u8],
+) -> Result<(usize, &'a [u8]), (usize, Problem)> {
+    match super::breaks_line(url) {
+        Some(i) => Err((line_index(line, at, i), Problem::LineBreak)),
+        None => Ok((at, url)),
+    }
+}
+
+/// Where byte `index` of the URL whose JSON string starts at `start` of
+/// `line` (after its quote) is in the line: the first byte of the escape
+/// it comes from; the closing quote for `index` at its end.
+pub fn line_index(line: &[u8], start: usize, index: usize) -> usize {
+    let raw = line.get(start..).unwrap_or_default();
+    let mut value = 0;
+    let mut i = 0;
+    while i < raw.len() && raw[i] != b'"' {
+        let (read, written) = match (raw[i], raw.get(i + 1)) {
+            (b'\\', Some(b'u')) => {
+                let unit = hex4(raw, i + 2);
+                let pair = unit.is_some_and(|u| (0xd800..0xdc00).contains(&u))
+                    && raw.get(i + 6..i + 8) == Some(b"\\u");
+                match unit {
+                    _ if pair => (12, 4),
+                    Some(u) if u < 0x80 => (6, 1),
+                    Some(u) if u < 0x800 => (6, 2),
+                    _ => (6, 3),
+                }
+            }
+            (b'\\', Some(_)) => (2, 1),
+            _ => (1, 1),
+        };
+        if value + written > index {
+            return start + i;
+        }
+        value += written;
+        i += read;
+    }
+    start + i.min(raw.len())
+}
+
+/// The code unit of the four hex digits at `at` of `raw`.
+fn hex4(raw: &[u8], at: usize) -> Option<u32> {
+    let digits = std::str::from_utf8(raw.get(at..at + 4)?).ok()?;
+    u32::from_str_radix(digits, 16).ok()
 }
 
 /// [`url`](fn@url) read by `serde_json` alone, whatever the line (the reference
@@ -64,7 +116,10 @@ pub fn url_by_serde<'a>(
             let at = s.as_ptr() as usize - json.as_ptr() as usize;
             Ok((start + at, s.as_bytes()))
         }
-        Ok(Some(Found::Buffered(at))) => Ok((start + at, &buf[..])),
+        Ok(Some(Found::Buffered)) => {
+            let at = start + last_url_string(json).unwrap_or(0);
+            no_line_break(line, at, buf)
+        }
         Ok(None) => Err((start, Problem::MissingField)),
         Err(e) => {
             let problem = match e.classify() {
@@ -104,9 +159,77 @@ fn json_start(line: &[u8]) -> Option<usize> {
 enum Found<'de> {
     /// No escapes: part of the input.
     Borrowed(&'de str),
-    /// Unescaped into the buffer; the offset of its opening quote's next
-    /// byte is unknown to serde, so this is the offset of the object.
-    Buffered(usize),
+    /// Unescaped into the buffer (serde does not say where it was: see
+    /// [`last_url_string`]).
+    Buffered,
+}
+
+/// Where the string of the last top-level `url` member of the JSON object
+/// `json` starts (after its quote), for an object serde_json has read: its
+/// members are walked, nested values skipped by their brackets.
+fn last_url_string(json: &[u8]) -> Option<usize> {
+    let mut found = None;
+    let mut depth = 0usize;
+    let mut i = 0;
+    // The member name just read at the top level, and whether it is `url`.
+    let mut after_url_name = false;
+    let mut expect_name = true;
+    let mut buf = Vec::new();
+    while i < json.len() {
+        match json[i] {
+            b'"' => {
+                let end = string_end(json, i + 1)?;
+                if depth == 1 && expect_name {
+                    buf.clear();
+                    let name = &json[i + 1..end];
+                    let name: &[u8] = if name.contains(&b'\\') {
+                        let s: String = serde_json::from_slice(&json[i..=end]).ok()?;
+                        buf.extend_from_slice(s.as_bytes());
+                        &buf
+                    } else {
+                        name
+                    };
+                    after_url_name = name == b"url";
+                    expect_name = false;
+                } else if depth == 1 && after_url_name {
+                    found = Some(i + 1);
+                    after_url_name = false;
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                if depth > 1 {
+                    after_url_name = false;
+                }
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' if depth == 1 => {
+                expect_name = true;
+                after_url_name = false;
+            }
+            b':' => {}
+            c if depth == 1 && !c.is_ascii_whitespace() => after_url_name = false,
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The offset of the closing quote of the JSON string whose content starts
+/// at `from`.
+fn string_end(json: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    while i < json.len() {
+        match json[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Visits the JSON object, keeping its `url` member (the last one when
@@ -188,7 +311,7 @@ impl<'de> Visitor<'de> for UrlString<'_> {
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Found<'de>, E> {
         self.buf.clear();
         self.buf.extend_from_slice(v.as_bytes());
-        Ok(Found::Buffered(0))
+        Ok(Found::Buffered)
     }
 }
 
@@ -347,6 +470,50 @@ mod tests {
         assert_eq!(get(line).unwrap().1, "http://c/");
         let line = r#"a 1 {"url":"http://c/","url":"http:\/\/b/"}"#;
         assert_eq!(get(line).unwrap().1, "http://b/");
+    }
+
+    #[test]
+    fn cdxj_url_bytes_are_placed_at_their_escapes() {
+        // By the fast path (one-letter escapes) and by serde (`\u`).
+        for line in [
+            r#"a 1 {"mime":"x","url":"http:\/\/a\/p q"}"#,
+            r#"a 1 {"url":"http:\/\/a\u002fp q","n":[{"url":1}]}"#,
+            r#"a 1 {"u\u0072l":"http:\/\/\u00e9\ud83d\ude00/p q"}"#,
+        ] {
+            let mut buf = Vec::new();
+            let (at, url) = url(line.as_bytes(), &mut buf).unwrap();
+            let space = url.iter().position(|&b| b == b' ').unwrap();
+            assert_eq!(
+                line_index(line.as_bytes(), at, space),
+                line.rfind(" q").unwrap(),
+                "{line}"
+            );
+            // The first byte is the string's, the end its closing quote.
+            assert_eq!(
+                line_index(line.as_bytes(), at, 0),
+                line.find("http").unwrap()
+            );
+            assert_eq!(
+                line.as_bytes()[line_index(line.as_bytes(), at, url.len())],
+                b'"'
+            );
+        }
+    }
+
+    #[test]
+    fn cdxj_escaped_line_breaks_are_faults_at_their_escape() {
+        for (line, escape) in [
+            (r#"a 1 {"url":"http://lf.example/mid\nx"}"#, r"\n"),
+            (r#"a 1 {"url":"http:\/\/cr.example\/\rx"}"#, r"\r"),
+            (r#"a 1 {"url":"http://tab.example/\u0009x"}"#, r"\u0009"),
+            (r#"a 1 {"url":"http://tab.example/\tx","n":{}}"#, r"\t"),
+        ] {
+            assert_eq!(
+                get(line),
+                Err((line.find(escape).unwrap(), Problem::LineBreak)),
+                "{line}"
+            );
+        }
     }
 
     #[test]

@@ -36,6 +36,11 @@ pub struct Record<'a> {
     /// `original` is the input's line at `offset` (so a fault's byte is
     /// `offset` plus its index), not a line a record format wrote.
     pub is_line: bool,
+    /// Where the URL starts in `original` (for
+    /// [`byte_of_url`](Self::byte_of_url)).
+    pub url_start: usize,
+    /// How the URL was found in `original`.
+    pub extract: Extract,
 }
 
 impl Record<'_> {
@@ -44,6 +49,21 @@ impl Record<'_> {
     pub fn byte_of(&self, index: usize) -> u64 {
         if self.is_line {
             self.offset + index as u64
+        } else {
+            self.offset
+        }
+    }
+
+    /// The byte of the input a fault at `index` of the URL (not of
+    /// `original`: a key error) is reported at: for lines, where that
+    /// byte of the URL is written (a CDXJ escape's first byte); for
+    /// records, the record's offset.
+    pub fn byte_of_url(&self, index: usize) -> u64 {
+        if self.is_line {
+            self.offset
+                + self
+                    .extract
+                    .line_index(self.original, self.url_start, index) as u64
         } else {
             self.offset
         }
@@ -73,11 +93,15 @@ pub fn for_each_record<E: From<Error>>(
             Reader::Lines { source, extract } => {
                 let (reader, compression) = source.into_reader();
                 lines::lines_of(&name, reader, compression, max_line_bytes, |line| {
+                    let mut url_start = 0;
                     let url = if line.too_long {
                         Err((max_line_bytes, Problem::LineTooLong))
                     } else {
                         match super::extract_url(line.bytes, extract, &mut buf) {
-                            Extracted::Url { url, .. } => Ok(url),
+                            Extracted::Url { start, url } => {
+                                url_start = start;
+                                Ok(url)
+                            }
                             Extracted::Header => return Ok(()),
                             Extracted::Invalid { index, problem } => Err((index, problem)),
                         }
@@ -89,6 +113,8 @@ pub fn for_each_record<E: From<Error>>(
                         original: line.bytes,
                         url,
                         is_line: true,
+                        url_start,
+                        extract,
                     })
                 })?;
             }
@@ -184,5 +210,7 @@ fn each_item<E>(
         original,
         url,
         is_line: false,
+        url_start: 0,
+        extract,
     })
 }

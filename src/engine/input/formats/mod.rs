@@ -25,6 +25,7 @@
 //! short, a Parquet file that does not parse) stops the run
 //! ([`Error::Format`](crate::engine::Error::Format)).
 
+pub mod arc;
 pub mod cdx;
 pub mod cdxj;
 mod cdxj_fast;
@@ -66,17 +67,21 @@ pub enum Format {
     Wat,
     /// A string column of a Parquet file (the columnar crawl index).
     Parquet,
+    /// ARC records (the Internet Archive's format before WARC, versions 1
+    /// and 2): the URL of every record but the file's `filedesc://`.
+    Arc,
 }
 
 impl Format {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Lines,
         Format::Cdxj,
         Format::Cdx,
         Format::Warc,
         Format::Wat,
         Format::Parquet,
+        Format::Arc,
     ];
 
     /// The name `--format` takes.
@@ -88,6 +93,7 @@ impl Format {
             Format::Warc => "warc",
             Format::Wat => "wat",
             Format::Parquet => "parquet",
+            Format::Arc => "arc",
         }
     }
 
@@ -119,7 +125,8 @@ pub const DEFAULT_COLUMN: &str = "url";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputFormat {
     /// The format of every input; `None`: each input's is detected from its
-    /// first bytes ([`detect::detect`]), plain lines when nothing else fits.
+    /// first bytes ([`detect::detect`]), plain lines when nothing else
+    /// fits, an error when they fit two formats.
     pub format: Option<Format>,
     /// WARC record types whose `WARC-Target-URI` is read (lower case).
     pub warc_types: Vec<String>,
@@ -156,7 +163,8 @@ pub enum Extract {
     Line,
     /// One column of the line.
     Field(Field),
-    /// The `url` of a CDXJ line's JSON.
+    /// The `url` of a CDXJ line's JSON; lines that start with `!` are
+    /// header lines (OpenWayback's), skipped like blank lines.
     Cdxj,
     /// Column `column` (0-based) of a space-separated CDX line; lines that
     /// start with ` CDX` are header lines, skipped like blank lines.
@@ -166,12 +174,24 @@ pub enum Extract {
     },
 }
 
+impl Extract {
+    /// Where byte `index` of the URL that [`extract_url`] found at `start`
+    /// of `line` is in the line (for error positions): for a CDXJ URL with
+    /// escapes, the escape it comes from.
+    pub fn line_index(self, line: &[u8], start: usize, index: usize) -> usize {
+        match self {
+            Extract::Cdxj => cdxj::line_index(line, start, index),
+            _ => start + index,
+        }
+    }
+}
+
 /// What [`extract_url`] found in a line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Extracted<'a> {
     /// The URL, which starts at byte `start` of the line as written (for
-    /// error positions); `url` is either part of the line or the caller's
-    /// buffer (unquoted or unescaped).
+    /// error positions, with [`Extract::line_index`]); `url` is either part
+    /// of the line or the caller's buffer (unquoted or unescaped).
     Url {
         /// Offset of the URL's first byte in the line.
         start: usize,
@@ -205,6 +225,8 @@ pub fn extract_url<'a>(line: &'a [u8], extract: Extract, buf: &'a mut Vec<u8>) -
             Some(span) => Ok((span.content_start(line), span.text(line, buf))),
             None => Err((line.len(), Problem::MissingField)),
         },
+        // OpenWayback's header lines (`!OpenWayback-CDXJ 1.0`, `!meta`).
+        Extract::Cdxj if line.first() == Some(&b'!') => return Extracted::Header,
         Extract::Cdxj => cdxj::url(line, buf),
         Extract::Cdx { column } => {
             if cdx::is_header(line) {
@@ -224,12 +246,14 @@ pub fn extract_url<'a>(line: &'a [u8], extract: Extract, buf: &'a mut Vec<u8>) -
     }
 }
 
-/// True when `value` cannot stand in one output line of a record format
-/// (a line break, or a TAB where the line has columns).
-pub(crate) fn breaks_line(value: &[u8], tab_too: bool) -> Option<usize> {
-    value
-        .iter()
-        .position(|&b| b == b'\n' || b == b'\r' || (tab_too && b == b'\t'))
+/// Where a URL value a format decoded (a Parquet value, a WARC header, a
+/// WAT link, a CDXJ string's escapes) holds a CR, LF or TAB: the one rule
+/// of every format. Such a value cannot stand in one output line (nor in
+/// a column of WAT's `page<TAB>link`), and lenient reading would delete
+/// those bytes from a URL, so the record is invalid (`line-break`) rather
+/// than edited.
+pub(crate) fn breaks_line(value: &[u8]) -> Option<usize> {
+    memchr::memchr3(b'\n', b'\r', b'\t', value)
 }
 
 /// Appends the text of an invalid record to `out` as one line of a chunk:

@@ -100,7 +100,10 @@ pub fn open(
             }
         }
     }
-    let format_found = format.format.unwrap_or_else(|| detect(&head));
+    let format_found = match format.format {
+        Some(f) => f,
+        None => detect(&head).map_err(|unsure| Error::Config(unsure.message(&name)))?,
+    };
     let extract = match format_found {
         Format::Lines => Extract::Line,
         Format::Cdxj => Extract::Cdxj,
@@ -127,12 +130,12 @@ pub fn open(
             };
             Extract::Cdx { column }
         }
-        Format::Warc | Format::Wat => {
+        Format::Warc | Format::Wat | Format::Arc => {
             let (stream, compression) = source.into_reader();
-            let records: Box<dyn RecordSource> = if format_found == Format::Wat {
-                Box::new(WatLinks::new(stream))
-            } else {
-                Box::new(WarcUrls::new(stream, &format.warc_types))
+            let records: Box<dyn RecordSource> = match format_found {
+                Format::Wat => Box::new(WatLinks::new(stream)),
+                Format::Arc => Box::new(super::arc::ArcUrls::new(stream)),
+                _ => Box::new(WarcUrls::new(stream, &format.warc_types)),
             };
             return Ok(Opened {
                 name,

@@ -3,7 +3,9 @@
 //! `parquet` crate of arrow-rs (its column readers, without arrow). Common
 //! Crawl's columnar index (schema: `cc-index-schema-flat.json` in
 //! commoncrawl/cc-index-table) has the URL in `url`; `--column` picks
-//! another (`url_surtkey`, ...).
+//! another (`url_surtkey`, ...). A list column (`list<string>`) gives
+//! each element as a value, numbered with its row; `--column` names it
+//! (`urls`) or its leaf (`urls.list.element`).
 //!
 //! Row groups are decoded on `threads` threads at once, straight into the
 //! lines the engine reads (a row's value and a newline: [`RowLines`]), and
@@ -47,6 +49,9 @@ pub struct RowLines {
     text: SharedBytes,
     /// The invalid rows, by line in the group, in order.
     faults: Vec<RecordFault>,
+    /// A list column's: the row of each line, from the group's first
+    /// (empty: one line a row).
+    rows: Vec<u32>,
 }
 
 impl core::fmt::Debug for RowLines {
@@ -71,16 +76,22 @@ impl RowLines {
         }
     }
 
+    /// Where line `line` of the group comes from.
+    fn pos(&self, line: usize) -> RecordPos {
+        let row = self.rows.get(line).map_or(line as u64, |&r| u64::from(r));
+        RecordPos {
+            record: self.first_row + row,
+            byte: self.byte,
+        }
+    }
+
     /// Hands every row to `each` as an item; false when it asked to stop.
     fn items(&self, each: &mut dyn FnMut(Item<'_>) -> bool) -> bool {
         let text = self.text.as_slice();
         let mut faults = self.faults.iter().peekable();
         let mut start = 0;
         for (line, end) in memchr::memchr_iter(b'\n', text).enumerate() {
-            let pos = RecordPos {
-                record: self.first_row + line as u64,
-                byte: self.byte,
-            };
+            let pos = self.pos(line);
             let value = &text[start..end];
             start = end + 1;
             let item = match faults.next_if(|f| f.ordinal as usize == line) {
@@ -142,13 +153,21 @@ impl RowChunks<'_> {
                 ..*f
             })
             .collect();
-        let records = RecordIndex {
-            first: Some(RecordPos {
-                record: self.rows.first_row + self.line,
-                byte: self.rows.byte,
-            }),
-            faults,
-            ..RecordIndex::default()
+        let records = if self.rows.rows.is_empty() {
+            RecordIndex {
+                first: Some(self.rows.pos(self.line as usize)),
+                faults,
+                ..RecordIndex::default()
+            }
+        } else {
+            let first = self.line as usize;
+            RecordIndex {
+                pos: (first..first + lines as usize)
+                    .map(|l| self.rows.pos(l))
+                    .collect(),
+                faults,
+                ..RecordIndex::default()
+            }
         };
         let chunk = Chunk {
             input: self.input,
@@ -168,7 +187,9 @@ impl RowChunks<'_> {
 /// Calls `each` for the value of column `column` of every row of the
 /// Parquet file `bytes` (named `name`), in order; `each` returns false to
 /// stop. A null is an invalid row (`missing-field`), an empty string one
-/// (`empty-field`), a value with a line break one (`line-break`).
+/// (`empty-field`), a value with a line break one (`line-break`). In a
+/// list column, each element is a value, with its row's number; an empty
+/// or null list gives none.
 ///
 /// # Errors
 /// As [`for_each_group`].
@@ -211,7 +232,7 @@ pub fn for_each_group(
     let meta = reader.metadata();
     let schema = meta.file_metadata().schema_descr();
     let columns = schema.columns();
-    let Some(index) = columns.iter().position(|c| c.path().string() == column) else {
+    let Some(index) = column_index(columns, column) else {
         let names: Vec<String> = columns.iter().map(|c| c.path().string()).collect();
         return Err(fault(
             0,
@@ -242,9 +263,14 @@ pub fn for_each_group(
     let max_def = columns[index].max_def_level();
     let decoder = Arc::new(GroupDecoder {
         name: name.to_owned(),
-        reader,
         index,
         max_def,
+        max_rep: columns[index].max_rep_level(),
+        // In a list, an element is there from this definition level on (a
+        // null one below `max_def` when elements are optional); below it,
+        // the row's list is empty or null and gives no line.
+        element_def: max_def - i16::from(columns[index].self_type().is_optional()),
+        reader,
         first_rows,
         spare: Spare::default(),
     });
@@ -295,6 +321,10 @@ struct GroupDecoder {
     /// The column's index among the leaf columns.
     index: usize,
     max_def: i16,
+    /// Above 0 for a list column, whose elements are the values.
+    max_rep: i16,
+    /// The definition level from which a list element is there.
+    element_def: i16,
     /// 1-based number of each group's first row.
     first_rows: Vec<u64>,
     /// The groups' line buffers, back once their chunks are written.
@@ -326,25 +356,46 @@ impl GroupDecoder {
         else {
             return Err(self.fault(first_row, byte, "not a string column".into()));
         };
-        let max_def = self.max_def;
+        let (max_def, max_rep, element_def) = (self.max_def, self.max_rep, self.element_def);
         let mut text = take_spare(&self.spare);
         text.clear();
         let mut faults = Vec::new();
+        let mut rows = Vec::new();
+        // The row of the list element being read, from the group's first.
+        let mut row = u32::MAX;
         let mut line = 0u32;
         let mut values: Vec<ByteArray> = Vec::with_capacity(BATCH);
         let mut defs: Vec<i16> = Vec::with_capacity(BATCH);
+        let mut reps: Vec<i16> = Vec::new();
         loop {
             values.clear();
             defs.clear();
-            let (records, _, _) = col
-                .read_records(BATCH, (max_def > 0).then_some(&mut defs), None, &mut values)
+            reps.clear();
+            let (records, _, levels) = col
+                .read_records(
+                    BATCH,
+                    (max_def > 0).then_some(&mut defs),
+                    (max_rep > 0).then_some(&mut reps),
+                    &mut values,
+                )
                 .map_err(fail)?;
             if records == 0 {
                 break;
             }
             let mut v = values.iter();
-            for r in 0..records {
-                let present = max_def == 0 || defs.get(r).is_some_and(|&d| d == max_def);
+            let entries = if max_rep > 0 { levels } else { records };
+            for r in 0..entries {
+                let def = defs.get(r).copied().unwrap_or(0);
+                if max_rep > 0 {
+                    if reps.get(r) == Some(&0) {
+                        row = row.wrapping_add(1);
+                    }
+                    if def < element_def {
+                        continue;
+                    }
+                    rows.push(row);
+                }
+                let present = max_def == 0 || def == max_def;
                 let value = if present {
                     v.next().map_or(&[][..], ByteArray::data)
                 } else {
@@ -355,7 +406,7 @@ impl GroupDecoder {
                 } else if value.is_empty() {
                     Some((Problem::EmptyField, 0))
                 } else {
-                    breaks_line(value, false).map(|at| (Problem::LineBreak, at))
+                    breaks_line(value).map(|at| (Problem::LineBreak, at))
                 };
                 match bad {
                     None => text.extend_from_slice(value),
@@ -387,7 +438,27 @@ impl GroupDecoder {
             byte,
             text: SharedBytes::from_vec_home(text, home),
             faults,
+            rows,
         })
+    }
+}
+
+/// The leaf column named `column`: by its whole path
+/// (`url.list.element`), or the one leaf under a group of that name (a
+/// list column `url`, as pyarrow, DuckDB, Polars and Spark name its leaf
+/// `url.list.element`, fastparquet and old writers `url.bag.array_element`
+/// or `url.array`).
+fn column_index(columns: &[parquet::schema::types::ColumnDescPtr], column: &str) -> Option<usize> {
+    if let Some(i) = columns.iter().position(|c| c.path().string() == column) {
+        return Some(i);
+    }
+    let mut under = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.path().parts().first().is_some_and(|p| p == column));
+    match (under.next(), under.next()) {
+        (Some((i, _)), None) => Some(i),
+        _ => None,
     }
 }
 

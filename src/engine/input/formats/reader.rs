@@ -40,6 +40,20 @@ pub trait RecordSource: Send {
     }
 }
 
+impl<R: Read + Send> RecordSource for super::arc::ArcUrls<R> {
+    fn format(&self) -> Format {
+        Format::Arc
+    }
+
+    fn next_record(&mut self, each: &mut dyn FnMut(Item<'_>)) -> Result<bool, ReadError> {
+        super::arc::ArcUrls::next_record(self, each)
+    }
+
+    fn offset(&self) -> u64 {
+        super::arc::ArcUrls::offset(self)
+    }
+}
+
 impl<R: Read + Send> RecordSource for WarcUrls<R> {
     fn format(&self) -> Format {
         Format::Warc

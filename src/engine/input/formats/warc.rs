@@ -282,7 +282,7 @@ impl<R: Read> WarcUrls<R> {
                 problem: Problem::EmptyField,
                 index: 0,
             }),
-            Some(t) => match super::breaks_line(t, false) {
+            Some(t) => match super::breaks_line(t) {
                 Some(index) => each(Item::Fault {
                     text: t,
                     pos: head.pos,

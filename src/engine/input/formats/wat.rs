@@ -130,7 +130,7 @@ impl<R: Read> WatLinks<R> {
                 index,
             });
         };
-        if let Some(i) = breaks_line(page, true) {
+        if let Some(i) = breaks_line(page) {
             fault(each, page, Problem::LineBreak, i);
             return;
         }
@@ -179,7 +179,7 @@ impl<R: Read> WatLinks<R> {
                 continue;
             };
             let at = page.len() + 1;
-            if let Some(i) = breaks_line(url.as_bytes(), true) {
+            if let Some(i) = breaks_line(url.as_bytes()) {
                 self.line
                     .extend(url.bytes().map(|b| if b < b' ' { b' ' } else { b }));
                 fault(each, &self.line, Problem::LineBreak, at + i);
