@@ -10,7 +10,7 @@
 //!   under Miri)
 //! * `arrow`: the Arrow C data interface
 //! * `seen`: the fingerprint set behind `unique_mask` and `Deduplicator`
-//! * `canonicalizer`, `deduplicator`, `seen_store`, `uri`, `dedup_file`:
+//! * `canonicalizer`, `deduplicator`, `seen_store`, `redis_set`, `uri`, `dedup_file`:
 //!   the Python-facing calls
 //! * `cli`: the `urikey` command (`python -m urikey`)
 //! * `errors`: Python exceptions
@@ -26,6 +26,7 @@ mod fingerprints;
 mod held_lines;
 mod keys;
 mod options;
+mod redis_set;
 mod seen;
 mod seen_store;
 mod text;
@@ -38,6 +39,7 @@ fn _urikey(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<canonicalizer::PyCanonicalizer>()?;
     m.add_class::<deduplicator::PyDeduplicator>()?;
     m.add_class::<seen_store::PySeenStore>()?;
+    m.add_class::<redis_set::PyRedisSeenSet>()?;
     m.add_class::<uri::PyUri>()?;
     m.add_function(wrap_pyfunction!(canonicalizer::canonicalize, m)?)?;
     m.add_function(wrap_pyfunction!(canonicalizer::fingerprint, m)?)?;

@@ -92,7 +92,8 @@
 // decompression, chunks of lines, the formats' readers), keys and their
 // insertion (`batch`), the seen-sets (`seen`), bytes out (`output`); the
 // run that drives them (`run`), its spill past memory (`spill`) and the
-// seen-store across runs (`store`, consulted through `prior`).
+// seen-store across runs (`store`, consulted through `prior`; `redis`, a
+// seen-set in Redis shared by many clients, one too).
 mod batch;
 mod config;
 mod error;
@@ -103,6 +104,8 @@ mod observe;
 mod output;
 mod prefetch;
 mod prior;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod rss;
 mod run;
 pub(crate) mod seen;

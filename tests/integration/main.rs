@@ -12,7 +12,10 @@
 //! * `urikey parse` and `urikey resolve`: `cli.rs`;
 //! * the docs' `console` examples, run as written: `doc_examples.rs`;
 //! * seen-stores (`dedup --state`, `urikey state`, `engine::store`):
-//!   `state.rs`;
+//!   `state.rs`; power loss inside real commits (traced with strace,
+//!   replayed as crash states): `state_crash/`;
+//! * Redis seen-sets (`engine::redis`, `dedup --state redis://`, `urikey
+//!   state` on a URL), against real redis-servers: `redis.rs`;
 //! * output files and streams of every command: `output.rs`;
 //! * crawl formats (CDXJ, CDX, WARC, WAT, Parquet, multi-member gzip):
 //!   `formats.rs`; that every format is named in help, stub and docs:
@@ -54,6 +57,14 @@ mod normalize;
 #[cfg(feature = "cli")]
 mod output;
 #[cfg(feature = "cli")]
+mod redis;
+#[cfg(feature = "cli")]
 mod stable_keys;
 #[cfg(feature = "cli")]
 mod state;
+#[cfg(feature = "cli")]
+mod state_crash;
+#[cfg(feature = "cli")]
+mod state_format;
+#[cfg(feature = "cli")]
+mod state_messages;

@@ -31,6 +31,9 @@ const ORDER: &[&str] = &[
     "seen",
     // Keys known before a run (the store's seam).
     "prior",
+    // The seen-set in Redis: a prior set too, reusing the store's
+    // configuration check.
+    "redis",
     // Runs larger than memory.
     "spill",
     // The key and insert phases.

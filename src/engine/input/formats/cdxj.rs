@@ -96,11 +96,11 @@ fn hex4(raw: &[u8], at: usize) -> Option<u32> {
     u32::from_str_radix(digits, 16).ok()
 }
 
-/// [`url`] read by `serde_json` alone, whatever the line (the reference
+/// [`url`](fn@url) read by `serde_json` alone, whatever the line (the reference
 /// the fast path is tested and measured against).
 ///
 /// # Errors
-/// As [`url`].
+/// As [`url`](fn@url).
 pub fn url_by_serde<'a>(
     line: &'a [u8],
     buf: &'a mut Vec<u8>,
