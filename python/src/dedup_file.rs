@@ -21,7 +21,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use urikey::engine::{
-    self, Config, Emit, Field, Input, InvalidLine, MmapChoice, Observer, OutputFile, Stats,
+    self, Config, ConfigError, Input, InvalidLine, MmapChoice, Observer, OutputFile, Stats,
 };
 
 use crate::errors::{engine_error, os_error};
@@ -278,55 +278,23 @@ pub fn dedup_file<'py>(
     // reference (`hello`) is an invalid line, unless `base` or
     // `allow_relative` says otherwise.
     let relative = options::relative(base, allow_relative)?;
-    let mut config = Config::new(key_config.keyer().with_relative(relative));
     // SAFETY: `dedup_file` maps its input files, as the `urikey` command
     // does; its docstring states the contract (inputs do not change while
     // it reads them).
-    config.mmap = unsafe { MmapChoice::auto() };
-    config.emit = match emit {
-        "canonical" => Emit::Key,
-        "original" => Emit::Original,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "emit must be 'canonical' or 'original', not {other:?}"
-            )))
-        }
-    };
-    let delimiter = match delimiter.as_bytes() {
-        [b] => *b,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "the delimiter must be one byte, not {delimiter:?}"
-            )))
-        }
-    };
-    config.field = match field {
-        Some(0) => return Err(PyValueError::new_err("field numbers start at 1")),
-        Some(n) => Some(Field::new(
-            usize::try_from(n - 1).unwrap_or(usize::MAX),
-            delimiter,
-        )),
-        None => None,
-    };
-    // `format`: as `urikey dedup --format` (None: recognised per input).
-    config.format.format = match format {
-        None => None,
-        Some(name) => Some(engine::formats::Format::from_name(name).ok_or_else(|| {
-            PyValueError::new_err(format!(
-                "format must be one of lines, cdxj, cdx, warc, wat, parquet, not {name:?}"
-            ))
-        })?),
-    };
-    if config.field.is_some()
-        && config
-            .format
-            .format
-            .is_some_and(|f| f != engine::formats::Format::Lines)
-    {
-        return Err(PyValueError::new_err(
-            "field reads plain lines, not another format",
-        ));
+    let mmap = unsafe { MmapChoice::auto() };
+    // The rules and messages of `urikey dedup`'s options (engine's
+    // `ConfigBuilder`): `format` None is recognised per input.
+    let mut builder = Config::builder(key_config.keyer().with_relative(relative))
+        .mmap(mmap)
+        .emit_named(emit)
+        .and_then(|b| b.format_named(format))
+        .map_err(config_error)?;
+    if let Some(n) = field {
+        builder = builder
+            .field_delimited_by(n, delimiter, false)
+            .map_err(config_error)?;
     }
+    let mut config = builder.build().map_err(config_error)?;
     config.threads = threads;
     config.memory_limit = options::memory_limit(memory_limit)?;
     config.temp_dir = temp_dir;
@@ -422,4 +390,9 @@ pub fn dedup_file<'py>(
         .commit()
         .map_err(|e| write_error(py, &output, &e))?;
     stats_dict(py, &stats)
+}
+
+/// A setting the caller named that cannot be used, as a `ValueError`.
+fn config_error(e: ConfigError) -> PyErr {
+    PyValueError::new_err(e.to_string())
 }

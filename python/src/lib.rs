@@ -5,11 +5,12 @@
 //! * `text`: Python `str` to UTF-8 bytes
 //! * `keys`: keys and fingerprints of many lines on all cores
 //! * `batch`: a batch call's input (list or Arrow) and results
+//! * `fingerprints`: a batch of 16-byte fingerprints from Python
 //! * `held_lines`: its lines, borrowed from the caller's objects (checked
 //!   under Miri)
 //! * `arrow`: the Arrow C data interface
 //! * `seen`: the fingerprint set behind `unique_mask` and `Deduplicator`
-//! * `canonicalizer`, `deduplicator`, `seen_store`, `uri`, `dedup_file`:
+//! * `canonicalizer`, `deduplicator`, `seen_store`, `redis_set`, `uri`, `dedup_file`:
 //!   the Python-facing calls
 //! * `cli`: the `urikey` command (`python -m urikey`)
 //! * `errors`: Python exceptions
@@ -25,6 +26,7 @@ mod fingerprints;
 mod held_lines;
 mod keys;
 mod options;
+mod redis_set;
 mod seen;
 mod seen_store;
 mod text;
@@ -37,6 +39,7 @@ fn _urikey(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<canonicalizer::PyCanonicalizer>()?;
     m.add_class::<deduplicator::PyDeduplicator>()?;
     m.add_class::<seen_store::PySeenStore>()?;
+    m.add_class::<redis_set::PyRedisSeenSet>()?;
     m.add_class::<uri::PyUri>()?;
     m.add_function(wrap_pyfunction!(canonicalizer::canonicalize, m)?)?;
     m.add_function(wrap_pyfunction!(canonicalizer::fingerprint, m)?)?;

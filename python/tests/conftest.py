@@ -1,5 +1,6 @@
-"""Shared fixtures: the repository, the CLI binary, the committed sample and
-the conformance vectors (the copy in tests/conformance/)."""
+"""Shared fixtures: the repository, the CLI binary, the committed sample,
+the conformance vectors (the copy in tests/conformance/) and real Redis
+servers (redis_servers.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis_servers import (  # noqa: F401 (fixtures)
+    _redis_cluster_session,
+    redis_cluster,
+    redis_node,
+    redis_url,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "crawl-sample.txt"

@@ -10,7 +10,8 @@ is a Python literal is an expected value, checked like a doctest:
     urikey.canonicalize("HTTP://A.com")    # 'http://a.com/'
 
 Names the examples take as given are defined first: `urls`, `url`, `batch`,
-`batches`, and `spark` (a real local Spark, only for documents that use it).
+`batches`, `spark` (a real local Spark, only for documents that use it) and
+`redis_url` (the URL of a real, empty Redis server on loopback, likewise).
 A block after a line `<!-- not run: reason -->` is skipped, with its reason.
 """
 
@@ -117,6 +118,9 @@ def test_python_blocks_run(
         "batch": URLS[:2],
         "batches": [URLS[:2], URLS[1:]],
     }
+    if any("redis_url" in code for _, code, skip in found if skip is None):
+        # A real Redis server on loopback, emptied for this document.
+        namespace["redis_url"] = request.getfixturevalue("redis_url")
     if any(re.search(r"\bspark\.", code) for _, code, skip in found if skip is None):
         namespace["spark"] = session = request.getfixturevalue("spark")
         # The JVM resolves relative paths against its own working directory,

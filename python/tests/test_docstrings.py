@@ -3,7 +3,8 @@ what it raises and an example, and every example runs (issue 33, item 6).
 
 `help(urikey.Canonicalizer.canonicalize)` is the first documentation a Python
 user reads. The examples run here as doctests (the `urikey.spark` ones in
-`test_spark.py`, which has a Spark session).
+`test_spark.py`, which has a Spark session); an example that names
+`redis_url` gets the URL of a real Redis server, emptied before it.
 """
 
 from __future__ import annotations
@@ -112,11 +113,16 @@ def test_every_public_callable_is_documented(name: str, obj: Any) -> None:
     [(n, o) for n, o in public_objects() if not n.startswith("urikey.spark.")],
     ids=lambda v: str(v),
 )
-def test_docstring_examples_run(name: str, obj: Any, tmp_path: Any, monkeypatch: Any) -> None:
+def test_docstring_examples_run(
+    name: str, obj: Any, tmp_path: Any, monkeypatch: Any, request: pytest.FixtureRequest
+) -> None:
     doc = inspect.getdoc(obj) or ""
     monkeypatch.chdir(tmp_path)
     parser = doctest.DocTestParser()
     globs = {"urikey": urikey, **vars(inspect.getmodule(obj) or urikey)}
+    # Examples that talk to Redis get a real, empty server's URL.
+    if "redis_url" in doc:
+        globs["redis_url"] = request.getfixturevalue("redis_url")
     test = parser.get_doctest(doc, globs, name, None, 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)

@@ -204,7 +204,12 @@ def test_dedup_file_format(tmp_path: Path, cli: Path) -> None:
         want = run_cli(cli, "dedup", "-q", str(FORMATS / name))
         assert out.read_text(encoding="utf-8") == want.stdout, name
         assert stats["unique"] == len(want.stdout.splitlines())
-    with pytest.raises(ValueError, match="format must be one of"):
+    # The engine's one set of option rules: Python's message is the CLI's.
+    refused = run_cli(cli, "dedup", "--format", "csv", str(FORMATS / "sample.cdx"))
+    assert refused.returncode == 2
+    message = 'unknown format "csv" (one of: lines, cdxj, cdx, warc, wat, parquet)'
+    assert message in refused.stderr
+    with pytest.raises(ValueError, match=re.escape(message)):
         urikey.dedup_file(FORMATS / "sample.cdx", tmp_path / "x", format="csv")
 
 

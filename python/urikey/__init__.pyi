@@ -123,6 +123,41 @@ class Deduplicator:
     def memory_bytes(self) -> int: ...
 
 @final
+class RedisSeenSet:
+    """A seen-set in Redis shared by many clients (docs/redis.md).
+
+    ``add`` claims: exactly one caller among all clients is told a URL is
+    new. Given a URL, urikey's own pipelined client is used with the GIL
+    released; given a redis-py client (``redis.Redis`` or
+    ``redis.cluster.RedisCluster``), its pipelines are.
+    """
+
+    def __new__(
+        cls,
+        url_or_client: str | Any,
+        profile: Profile | str = "rfc",
+        *,
+        name: str = "urikey",
+        enable: Flags | None = None,
+        disable: Flags | None = None,
+        lenient: bool = False,
+        compat: Compat | str | None = None,
+        expected_keys: int | None = None,
+    ) -> Self: ...
+    @overload
+    def add(self, urls: ArrowLike) -> Any: ...
+    @overload
+    def add(self, urls: Iterable[str | None]) -> list[bool]: ...
+    @overload
+    def contains(self, urls: ArrowLike) -> Any: ...
+    @overload
+    def contains(self, urls: Iterable[str | None]) -> list[bool]: ...
+    def add_fingerprints(self, fingerprints: Iterable[bytes]) -> list[bool]: ...
+    def contains_fingerprints(self, fingerprints: Iterable[bytes]) -> list[bool]: ...
+    def info(self) -> dict[str, Any]: ...
+    def __len__(self) -> int: ...
+
+@final
 class SeenStore:
     """A seen-store on disk (``urikey dedup --state``'s), fed batch after batch.
 

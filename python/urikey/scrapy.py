@@ -1,9 +1,15 @@
-"""Scrapy's request fingerprinter and duplicate filter, keyed by urikey.
+"""Scrapy's request fingerprinter and duplicate filters, keyed by urikey.
 
 Use them with::
 
     REQUEST_FINGERPRINTER_CLASS = "urikey.scrapy.RequestFingerprinter"
     DUPEFILTER_CLASS = "urikey.scrapy.DupeFilter"
+
+or, for workers sharing a crawl through scrapy-redis's scheduler (the
+fingerprints in a ``urikey.RedisSeenSet``; docs/redis-crawl.md)::
+
+    SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+    DUPEFILTER_CLASS = "urikey.scrapy.RedisDupeFilter"
 
 The fingerprint (16 bytes) is built from the request's canonical URL, its
 method and its body; headers are ignored, as in Scrapy's default:
@@ -37,9 +43,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from weakref import WeakKeyDictionary
 
 from urikey import Canonicalizer, Deduplicator, InvalidURIError, SeenStore
@@ -47,6 +55,8 @@ from urikey import Canonicalizer, Deduplicator, InvalidURIError, SeenStore
 if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
+
+    from urikey import RedisSeenSet
 
 DEFAULT_PROFILE = "crawl"
 DEFAULT_ENABLE: tuple[str, ...] = ("sort-query",)
@@ -501,3 +511,406 @@ class DupeFilter:
             self.logdupes = False
             self.logger.debug(_LOG_FIRST, {"request": request}, extra={"spider": spider})
         spider.crawler.stats.inc_value("dupefilter/filtered")
+
+
+# scrapy-redis's key names (scrapy_redis.defaults): the scheduler's filter key,
+# and the one-time key of a filter made for Scrapy's own scheduler.
+SCHEDULER_DUPEFILTER_KEY = "%(spider)s:dupefilter"
+STANDALONE_DUPEFILTER_KEY = "dupefilter:%(timestamp)s"
+# scrapy-redis's filter messages, word for word (they differ from Scrapy's:
+# no colon in the first one, no referer in the debug one).
+_REDIS_LOG_EVERY = "Filtered duplicate request: %(request)s"
+_REDIS_LOG_FIRST = (
+    "Filtered duplicate request %(request)s - no more duplicates will be shown"
+    " (see DUPEFILTER_DEBUG to show all duplicates)"
+)
+
+
+def _redis_connection(settings: Any) -> Any:
+    """What `RedisSeenSet` connects with: ``REDIS_URL`` itself when it is the
+    only connection setting (urikey's own pipelining client), else the
+    redis-py client scrapy-redis makes from ``REDIS_HOST``, ``REDIS_PORT``,
+    ``REDIS_PARAMS`` and the rest (its ``get_redis_from_settings``)."""
+    url = settings.get("REDIS_URL")
+    if url and not settings.getdict("REDIS_PARAMS"):
+        return url
+    from scrapy_redis.connection import get_redis_from_settings
+
+    return get_redis_from_settings(settings)
+
+
+def _redis_py_client(server: Any) -> tuple[Any, bool]:
+    """A redis-py client for ``server`` (a URL or a client) and whether this
+    function made it (then the caller closes it). A URL of a cluster node
+    gives a cluster client, which reaches every master."""
+    if not isinstance(server, str):
+        return server, False
+    import redis
+    from redis.cluster import RedisCluster
+
+    # urikey's own parameter; redis-py would take it for a connection option.
+    parts = urlsplit(server)
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "name"])
+    url = urlunsplit(parts._replace(query=query))
+    client = redis.Redis.from_url(url)
+    try:
+        cluster = client.info("cluster").get("cluster_enabled") == 1
+    except BaseException:
+        client.close()
+        raise
+    if cluster:
+        client.close()
+        return RedisCluster.from_url(url), True
+    return client, True
+
+
+def _delete_set(server: Any, name: str) -> int:
+    """Deletes the keys of the RedisSeenSet ``name`` (its meta,
+    ``NAME:meta``, and its buckets, ``NAME:LEVEL:{TAG}REST``) on every
+    master, and nothing else; returns how many."""
+    client, made = _redis_py_client(server)
+    ours = re.compile(re.escape(name).encode() + rb":(meta|[0-9]+:\{[0-9a-f]{4}\}[0-9a-f]*)")
+    pattern = re.sub(r"([*?\[\]\\])", r"\\\1", name) + ":*"
+    deleted = 0
+    try:
+        batch: list[bytes] = []
+        # A cluster client scans every master.
+        for key in client.scan_iter(match=pattern, count=1000):
+            key = key if isinstance(key, bytes) else str(key).encode()
+            if ours.fullmatch(key):
+                batch.append(key)
+            if len(batch) >= 500:
+                deleted += _unlink(client, batch)
+                batch = []
+        deleted += _unlink(client, batch)
+    finally:
+        if made:
+            client.close()
+    return deleted
+
+
+def _unlink(client: Any, keys: list[bytes]) -> int:
+    if not keys:
+        return 0
+    # One key a command: a cluster's keys of one batch live in many slots.
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.unlink(key)
+    return sum(int(n) for n in pipe.execute())
+
+
+def _urikey_fingerprinter(crawler: Crawler | None) -> RequestFingerprinter:
+    """The crawler's fingerprinter when it is urikey's, else one made from
+    the crawler's ``URIKEY_*`` settings: the set holds URL keys either way."""
+    if crawler is not None:
+        fp = getattr(crawler, "request_fingerprinter", None)
+        if isinstance(fp, RequestFingerprinter):
+            return fp
+    return RequestFingerprinter(crawler)
+
+
+class RedisDupeFilter:
+    """scrapy-redis's duplicate filter, with urikey's keys in a
+    ``urikey.RedisSeenSet``: a drop-in for ``scrapy_redis.dupefilter.RFPDupeFilter``
+    that workers of a crawl share through Redis.
+
+    Use it under scrapy-redis's scheduler::
+
+        SCHEDULER = "scrapy_redis.scheduler.Scheduler"
+        DUPEFILTER_CLASS = "urikey.scrapy.RedisDupeFilter"
+        REDIS_URL = "redis://127.0.0.1:6379/0"
+        SCHEDULER_PERSIST = True   # keep the seen-set (and queue) after the crawl
+
+    What stays as with scrapy-redis's filter:
+
+    * the key: the scheduler makes the filter with ``from_spider``, named
+      ``SCHEDULER_DUPEFILTER_KEY`` (default ``"%(spider)s:dupefilter"``) of
+      the spider; under Scrapy's own scheduler (``from_crawler``) a one-time
+      ``dupefilter:<timestamp>``, deleted by ``close()``. The set's Redis
+      keys start with that name (``RedisSeenSet``'s layout);
+    * the connection: ``REDIS_URL``, or ``REDIS_HOST``, ``REDIS_PORT``,
+      ``REDIS_PARAMS`` through scrapy-redis's ``get_redis_from_settings``
+      (a redis-py client). With ``REDIS_URL`` alone, urikey's own client
+      connects (it pipelines without redis-py's cost per command);
+    * the log: the first duplicate at DEBUG with the hint about
+      ``DUPEFILTER_DEBUG``, or every duplicate with ``DUPEFILTER_DEBUG``, in
+      scrapy-redis's words; ``clear()`` when the scheduler flushes (the end
+      of a crawl without ``SCHEDULER_PERSIST``, or ``SCHEDULER_FLUSH_ON_START``).
+
+    What changes:
+
+    * the fingerprint is urikey's (``RequestFingerprinter``: for a ``GET``
+      without a body, the key of its URL under ``URIKEY_PROFILE``,
+      ``URIKEY_ENABLE`` and ``URIKEY_DISABLE``), not scrapy-redis's SHA1 of
+      w3lib's ``canonicalize_url``: a set scrapy-redis filled is not reused
+      (it stays at the key itself, beside the new set's ``NAME:meta`` and
+      buckets, untouched; ``UNLINK`` it to free its memory). The crawler's ``REQUEST_FINGERPRINTER_CLASS`` is used
+      when it is ``urikey.scrapy.RequestFingerprinter``, else one made from
+      the settings, so the set always holds URL keys;
+    * a claim is atomic across workers: one worker among all gets "new";
+    * duplicates are counted in the ``dupefilter/filtered`` stat, as Scrapy's
+      own filter does (scrapy-redis's filter counts none);
+    * ``URIKEY_REDIS_EXPECTED_KEYS`` (default none: ``RedisSeenSet``'s)
+      plans the set's size when the filter makes it.
+
+    Args:
+        server: a Redis URL (``redis://HOST:PORT/DB``) or a redis-py client.
+        key: the name of the set (``RedisSeenSet``'s ``name``).
+        debug: log every filtered request (``DUPEFILTER_DEBUG``).
+        fingerprinter: urikey's request fingerprinter, whose URL options the
+            set is made with; ``RequestFingerprinter()`` when None.
+        expected_keys: the planned size of the set, when it is made.
+
+    Raises:
+        ValueError: the name holds a set of another key configuration or
+            layout, or a key of another type.
+        OSError: Redis cannot be reached or refuses the set (an evicting
+            ``maxmemory-policy``).
+
+    Example:
+        >>> from scrapy import Request
+        >>> df = RedisDupeFilter(redis_url, "spider:dupefilter")
+        >>> [df.request_seen(Request(u)) for u in ["http://a.com/?b&a", "HTTP://a.com:80/?a&b"]]
+        [False, True]
+        >>> df.clear()
+        >>> df.request_seen(Request("http://a.com/?a&b"))
+        False
+    """
+
+    def __init__(
+        self,
+        server: Any,
+        key: str,
+        debug: bool = False,
+        *,
+        fingerprinter: RequestFingerprinter | None = None,
+        expected_keys: int | None = None,
+    ) -> None:
+        self.server = server
+        self.key = key
+        self.debug = debug
+        self.logdupes = True
+        self.logger = logging.getLogger(__name__)
+        self.fingerprinter = fingerprinter or RequestFingerprinter()
+        self._expected_keys = expected_keys
+        self._seen: RedisSeenSet | None = None
+        # Opened now, so that a bad connection or a set of other options fails first.
+        self._seen = self.seen
+
+    @property
+    def seen(self) -> RedisSeenSet:
+        """The ``urikey.RedisSeenSet`` the filter claims in, opened again
+        (and made, with its meta) at the first claim after ``clear()``."""
+        if self._seen is None:
+            from urikey import RedisSeenSet
+
+            options: dict[str, Any] = getattr(self.fingerprinter, "_options")  # noqa: B009
+            self._seen = RedisSeenSet(
+                self.server, name=self.key, expected_keys=self._expected_keys, **options
+            )
+        return self._seen
+
+    @classmethod
+    def from_spider(cls, spider: Spider) -> RedisDupeFilter:
+        """The filter of a spider, as scrapy-redis's scheduler makes it.
+
+        Args:
+            spider: the spider: its name and its settings
+                (``SCHEDULER_DUPEFILTER_KEY``, the ``REDIS_*`` connection,
+                ``DUPEFILTER_DEBUG``, ``URIKEY_*``).
+
+        Returns:
+            The filter of the set named ``SCHEDULER_DUPEFILTER_KEY % {"spider": spider.name}``.
+
+        Raises:
+            ValueError: as the constructor.
+            OSError: as the constructor.
+
+        Example:
+            >>> from scrapy import Spider
+            >>> from scrapy.utils.test import get_crawler
+            >>> crawler = get_crawler(Spider, {"REDIS_URL": redis_url})
+            >>> RedisDupeFilter.from_spider(Spider.from_crawler(crawler, "books")).key
+            'books:dupefilter'
+        """
+        settings = spider.settings
+        key = settings.get("SCHEDULER_DUPEFILTER_KEY", SCHEDULER_DUPEFILTER_KEY)
+        return cls._from_settings(
+            settings,
+            key % {"spider": spider.name},
+            _urikey_fingerprinter(getattr(spider, "crawler", None)),
+        )
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisDupeFilter:
+        """The filter under Scrapy's own scheduler: a one-time set
+        ``dupefilter:<timestamp>``, as scrapy-redis's filter makes it there.
+
+        Args:
+            crawler: the crawler, whose settings choose the connection and
+                options and whose fingerprinter is used when it is urikey's.
+
+        Returns:
+            The filter.
+
+        Raises:
+            ValueError: as the constructor.
+            OSError: as the constructor.
+
+        Example:
+            >>> from scrapy.utils.test import get_crawler
+            >>> crawler = get_crawler(settings_dict={"REDIS_URL": redis_url})
+            >>> df = RedisDupeFilter.from_crawler(crawler)
+            >>> df.key.startswith("dupefilter:")
+            True
+            >>> df.close("finished")
+        """
+        key = STANDALONE_DUPEFILTER_KEY % {"timestamp": int(time.time())}
+        return cls._from_settings(crawler.settings, key, _urikey_fingerprinter(crawler))
+
+    @classmethod
+    def _from_settings(
+        cls, settings: Any, key: str, fingerprinter: RequestFingerprinter
+    ) -> RedisDupeFilter:
+        expected = settings.get("URIKEY_REDIS_EXPECTED_KEYS")
+        return cls(
+            _redis_connection(settings),
+            key,
+            settings.getbool("DUPEFILTER_DEBUG"),
+            fingerprinter=fingerprinter,
+            expected_keys=int(expected) if expected else None,
+        )
+
+    def request_fingerprint(self, request: Request) -> str:
+        """The request's fingerprint as hex, as scrapy-redis's method of that
+        name gives it (there: a SHA1 of 40 digits; here 32).
+
+        Args:
+            request: a Scrapy request.
+
+        Returns:
+            The hex of ``RequestFingerprinter.fingerprint(request)``.
+
+        Raises:
+            TypeError: the request's URL is not a str.
+
+        Example:
+            >>> from scrapy import Request
+            >>> df = RedisDupeFilter(redis_url, "spider:dupefilter")
+            >>> len(df.request_fingerprint(Request("http://a.com/")))
+            32
+        """
+        return self.fingerprinter.fingerprint(request).hex()
+
+    def request_seen(self, request: Request) -> bool:
+        """Claims the request's fingerprint: False for exactly one caller
+        among all workers sharing the set, True for every other.
+
+        Args:
+            request: a Scrapy request (``dont_filter`` is the scheduler's
+                business: it does not ask then).
+
+        Returns:
+            True when the fingerprint was in the set already.
+
+        Raises:
+            OSError: Redis cannot be reached or refused the write (out of
+                memory under ``noeviction``); nothing was claimed then.
+
+        Example:
+            >>> from scrapy import Request
+            >>> a = RedisDupeFilter(redis_url, "spider:dupefilter")
+            >>> b = RedisDupeFilter(redis_url, "spider:dupefilter")
+            >>> a.request_seen(Request("http://a.com/x")), b.request_seen(Request("http://A.com/x"))
+            (False, True)
+        """
+        fp = self.fingerprinter.fingerprint(request)
+        return not self.seen.add_fingerprints([fp])[0]
+
+    def open(self) -> None:
+        """Called when the spider opens; nothing to do (the set is opened by
+        the constructor, so a bad connection fails first).
+
+        Returns:
+            None.
+
+        Raises:
+            Nothing.
+
+        Example:
+            >>> RedisDupeFilter(redis_url, "spider:dupefilter").open()
+        """
+
+    def close(self, reason: str = "") -> None:
+        """Deletes the set, as scrapy-redis's filter does: Scrapy's own
+        scheduler calls it at the end of a crawl (scrapy-redis's scheduler
+        does not; it calls ``clear()`` unless ``SCHEDULER_PERSIST``).
+
+        Args:
+            reason: why the spider closed; every reason clears.
+
+        Returns:
+            None.
+
+        Raises:
+            OSError: Redis cannot be reached.
+
+        Example:
+            >>> df = RedisDupeFilter(redis_url, "dupefilter:1")
+            >>> df.close("finished")
+        """
+        self.clear()
+
+    def clear(self) -> None:
+        """Deletes the set: its meta and its buckets, on every master of a
+        cluster, through redis-py (the client given, or one made from the
+        URL); other keys, scrapy-redis's queue among them, are left alone.
+
+        Returns:
+            None.
+
+        Raises:
+            OSError: Redis cannot be reached.
+
+        Example:
+            >>> from scrapy import Request
+            >>> df = RedisDupeFilter(redis_url, "spider:dupefilter")
+            >>> df.request_seen(Request("http://a.com/"))
+            False
+            >>> df.clear()
+            >>> len(df.seen)
+            0
+        """
+        self._seen = None
+        _delete_set(self.server, self.key)
+
+    def log(self, request: Request, spider: Spider) -> None:
+        """Logs a filtered request as scrapy-redis's filter does, and counts
+        it in the ``dupefilter/filtered`` stat as Scrapy's filter does.
+
+        Args:
+            request: the duplicate.
+            spider: the spider (its crawler's stats count it, when it has one).
+
+        Returns:
+            None.
+
+        Raises:
+            Nothing.
+
+        Example:
+            >>> from scrapy import Request, Spider
+            >>> from scrapy.utils.test import get_crawler
+            >>> spider = Spider.from_crawler(get_crawler(Spider), "s")
+            >>> RedisDupeFilter(redis_url, "s:dupefilter").log(Request("http://a.com/"), spider)
+            >>> spider.crawler.stats.get_value("dupefilter/filtered")
+            1
+        """
+        if self.debug:
+            self.logger.debug(_REDIS_LOG_EVERY, {"request": request}, extra={"spider": spider})
+        elif self.logdupes:
+            self.logdupes = False
+            self.logger.debug(_REDIS_LOG_FIRST, {"request": request}, extra={"spider": spider})
+        crawler = getattr(spider, "crawler", None)
+        if crawler is not None and crawler.stats is not None:
+            crawler.stats.inc_value("dupefilter/filtered")

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use urikey::engine::{
-    self, Config, Emit, Field, Input, InvalidLine, Observer, Progress, Select, Stats, Warning,
+    self, Config, ConfigError, Emit, Input, InvalidLine, Observer, Progress, Select, Stats, Warning,
 };
 use urikey::uri::key::Relative;
 
@@ -307,20 +307,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         (None, false) => Relative::Reject,
     };
     let key_config = args.norm.config()?;
-    let mut config = Config::new(key_config.keyer().with_relative(relative));
-    config.mmap = super::lines::mmap();
-    config.emit = match args.emit {
-        EmitArg::Canonical => Emit::Key,
-        EmitArg::Original => Emit::Original,
-    };
-    config.field = args.field.map(|n| {
-        let delimiter = args
-            .delimiter
-            .unwrap_or(if args.csv { b',' } else { b'\t' });
-        Field::new((n - 1) as usize, delimiter).with_csv(args.csv)
-    });
-    config.format = args.input.input_format(args.field.is_some())?;
-    config.select = match (args.duplicates, args.count) {
+    let select = match (args.duplicates, args.count) {
         (Some(DuplicatesArg::All), true) => {
             bail!("--count works with --duplicates=first, not with every duplicate")
         }
@@ -328,6 +315,29 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         (Some(DuplicatesArg::First), _) | (None, true) => Select::Counts,
         (None, false) => Select::Unique,
     };
+    let mut builder = Config::builder(key_config.keyer().with_relative(relative))
+        .mmap(super::lines::mmap())
+        .emit(match args.emit {
+            EmitArg::Canonical => Emit::Key,
+            EmitArg::Original => Emit::Original,
+        })
+        .select(select)
+        .exact(args.exact)
+        .threads(args.threads)
+        .chunk_size(args.chunk_size)
+        .max_line_bytes(args.max_line_bytes);
+    if let Some(n) = args.field {
+        let delimiter = args
+            .delimiter
+            .unwrap_or(if args.csv { b',' } else { b'\t' });
+        builder = builder.field(n, delimiter, args.csv)?;
+    }
+    let mut config = args.input.apply(builder).build().map_err(|e| match e {
+        ConfigError::FieldNeedsLines(f) => {
+            anyhow::anyhow!("--field reads plain lines, not --format {f}")
+        }
+        other => other.into(),
+    })?;
     let first_duplicates = args.duplicates == Some(DuplicatesArg::First);
     config.exact = args.exact;
     config.threads = args.threads;
@@ -426,7 +436,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
             // Dropping the outputs removes their temporary files.
             return Ok(Exit::Interrupted);
         }
-        Err(e) if e.is_broken_pipe() => return Ok(Exit::Ok),
+        Err(e) if e.is_broken_pipe() => return closed_stdout(state.as_ref()),
         Err(engine::Error::Write(e)) => {
             observer.bar.clear();
             return Err(anyhow::Error::new(e).context(format!("cannot write {}", sink.name())));
@@ -450,15 +460,31 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     };
-    sink.commit()?;
-    if let (Some(path), Some(_)) = (args.output.as_deref(), &state) {
+    let to_stdout = matches!(sink, Sink::Stdout(_));
+    match sink.commit() {
+        Err(e) if super::messages::is_broken_pipe(&e) => return closed_stdout(state.as_ref()),
+        r => r?,
+    }
+    if state.as_ref().is_some_and(State::commits) {
         // The output must be on disk before its keys are: a crash between
         // them then prints the keys again, never loses them.
-        sync_parent(path);
+        match args.output.as_deref() {
+            Some(path) if !to_stdout => sync_parent(path)?,
+            _ => output::sync_stdout_file()?,
+        }
     }
-    // The store's keys change only when urikey exits 0.
+    // The store's keys change only when urikey exits 0, and a commit
+    // that began is not cut short by a signal.
     let state_report = match state {
-        Some(state) if exit == Exit::Ok && !output::interrupted() => Some(state.commit()?),
+        Some(state) if exit == Exit::Ok && state.commits() => {
+            if !output::begin_commit() {
+                say!(
+                    "interrupted: the output is complete, but its keys were not added to the store"
+                );
+                return Ok(Exit::Interrupted);
+            }
+            Some(state.commit()?)
+        }
         Some(state) => Some(state.unchanged()),
         None => None,
     };
@@ -480,18 +506,37 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-/// Syncs the directory of `path` (best effort).
-fn sync_parent(path: &std::path::Path) {
-    if path.as_os_str() == "-" {
-        return;
+/// A closed output pipe (`| head`): success, unless the run was to add its
+/// keys to a store, which it then does not: that must not look like
+/// success.
+fn closed_stdout(state: Option<&State>) -> anyhow::Result<Exit> {
+    match state {
+        Some(s) if s.commits() => bail!(
+            "stdout was closed before the output was complete: nothing was added to {} (a \
+             next run prints these lines again)",
+            s.describe()
+        ),
+        _ => Ok(Exit::Ok),
     }
+}
+
+/// Syncs the directory of `path`, so that its new name is durable.
+///
+/// # Errors
+/// `cannot write <path>` with the reason: the keys are then not committed.
+fn sync_parent(path: &std::path::Path) -> anyhow::Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
     };
-    if let Ok(d) = std::fs::File::open(parent) {
-        let _ = d.sync_all();
-    }
+    std::fs::File::open(parent)
+        .and_then(|d| d.sync_all())
+        .with_context(|| {
+            format!(
+                "cannot write {}: its directory could not be synced",
+                path.display()
+            )
+        })
 }
 
 /// The `--stats` text.

@@ -2,6 +2,8 @@
 //! `--warc-types`, `--column`.
 
 use urikey::engine::formats::{Format, InputFormat, DEFAULT_COLUMN};
+use urikey::engine::{parse_format as parse_format_name, Config, ConfigBuilder};
+use urikey::uri::key::Keyer;
 
 /// `--format`, `--warc-types`, `--column`.
 #[derive(clap::Args, Debug, Clone)]
@@ -28,38 +30,21 @@ pub struct FormatOpts {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
-    Format::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        format!("unknown format {s:?} (one of: {})", names.join(", "))
-    })
+    parse_format_name(s).map_err(|e| e.to_string())
 }
 
 impl FormatOpts {
-    /// The engine's setting; `field`: a `--field` was given, which only
-    /// plain lines have.
-    ///
-    /// # Errors
-    /// `--field` with another format than lines.
-    pub fn input_format(&self, field: bool) -> anyhow::Result<InputFormat> {
-        if field && self.format.is_some_and(|f| f != Format::Lines) {
-            anyhow::bail!(
-                "--field reads plain lines, not --format {}",
-                self.format.unwrap_or(Format::Lines)
-            );
-        }
-        Ok(InputFormat {
-            format: if field {
-                Some(Format::Lines)
-            } else {
-                self.format
-            },
-            warc_types: self
-                .warc_types
-                .iter()
-                .map(|t| t.trim().to_ascii_lowercase())
-                .filter(|t| !t.is_empty())
-                .collect(),
-            column: self.column.clone(),
-        })
+    /// These options on a run's configuration.
+    pub fn apply(&self, builder: ConfigBuilder) -> ConfigBuilder {
+        builder
+            .format(self.format)
+            .warc_types(&self.warc_types)
+            .column(&self.column)
+    }
+
+    /// The input format alone, by the same rules (`normalize` reads
+    /// without a run).
+    pub fn input_format(&self, keyer: Keyer) -> anyhow::Result<InputFormat> {
+        Ok(self.apply(Config::builder(keyer)).build()?.format)
     }
 }

@@ -33,6 +33,24 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// `err` and its causes joined by `: `, each cause once: a cause whose
+/// words the message before it already holds (an OS error that a store's
+/// message quotes) is not repeated.
+pub fn message(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 /// Maps a command's result to the process exit code, printing errors as
 /// `urikey: <message>: <cause>`.
 pub fn finish(result: anyhow::Result<Exit>) -> Exit {
@@ -40,7 +58,7 @@ pub fn finish(result: anyhow::Result<Exit>) -> Exit {
         Ok(code) => code,
         Err(err) if is_broken_pipe(&err) => Exit::Ok,
         Err(err) => {
-            super::report::say!("{err:#}");
+            super::report::say!("{}", message(&err));
             Exit::Error
         }
     }

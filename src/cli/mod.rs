@@ -20,6 +20,7 @@ mod normalize_opts;
 mod output;
 mod parse;
 mod progress;
+mod redis_state;
 mod report;
 mod resolve;
 mod state;
@@ -34,7 +35,7 @@ pub use messages::Exit;
 
 /// The exit codes, for `--help` and the man page (the README's table).
 const EXIT_STATUS: &str = "Exit status: 0 success (invalid lines are reported, not fatal; a \
-closed output pipe is success); 1 some lines were invalid and --fail-on-invalid or \
+closed output pipe is success, except for dedup --state, which then adds nothing); 1 some lines were invalid and --fail-on-invalid or \
 --on-invalid fail asked for an error; 2 usage or I/O error (no output file is left under its \
 name); 130 interrupted (Ctrl-C, SIGTERM, SIGHUP).";
 
@@ -97,7 +98,17 @@ where
         Err(e) => {
             // Help and version go to stdout, errors to stderr; a closed
             // stream is not worth a panic.
-            let _ = e.print();
+            if e.use_stderr() {
+                // Every error of the command reads `urikey: <message>`.
+                let text = e.render().to_string();
+                let text = text.strip_prefix("error: ").unwrap_or(&text);
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!("urikey: {text}").as_bytes(),
+                );
+            } else {
+                let _ = e.print();
+            }
             return e.exit_code();
         }
     };

@@ -67,7 +67,7 @@ pub struct NormalizeArgs {
 /// Runs `urikey normalize`.
 pub fn run(args: NormalizeArgs) -> anyhow::Result<Exit> {
     let keyer = args.opts.keyer()?;
-    let format = args.input.input_format(false)?;
+    let format = args.input.input_format(keyer.clone())?;
     let is_stdout = |p: &Option<PathBuf>| p.as_deref().is_some_and(|p| p.as_os_str() == "-");
     one_stdout(&[
         ("-o", args.output.is_none() || is_stdout(&args.output)),

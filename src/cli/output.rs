@@ -7,11 +7,13 @@
 //! interrupted, removes its temporary files and exits with 130. A command
 //! blocked on input that never comes cannot check the flag, so the handler
 //! does the same itself when the command has not ended [`GRACE`] later (or
-//! at a second Ctrl-C).
+//! at a second Ctrl-C). Once a seen-store commit has begun
+//! ([`begin_commit`]), a signal no longer ends the process: the commit and
+//! the run finish, and exit 0 says the keys were committed.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,12 +25,28 @@ use super::report::say;
 /// How long the Ctrl-C handler waits for the command to stop by itself.
 const GRACE: Duration = Duration::from_millis(1500);
 
-/// Set by the Ctrl-C handler.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Where the run is, for the signal handler: [`RUNNING`], [`INTERRUPTED`]
+/// (a signal came: no commit starts), or [`COMMITTING`] (a seen-store
+/// commit began: the handler leaves the end to the run).
+static PHASE: AtomicU8 = AtomicU8::new(RUNNING);
+const RUNNING: u8 = 0;
+const INTERRUPTED: u8 = 1;
+const COMMITTING: u8 = 2;
 
-/// True once the user pressed Ctrl-C (or the process got SIGTERM/SIGHUP).
+/// True once the user pressed Ctrl-C (or the process got SIGTERM/SIGHUP)
+/// before any commit began.
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::Relaxed)
+    PHASE.load(Ordering::SeqCst) == INTERRUPTED
+}
+
+/// Called just before a seen-store commit: false when a signal came first
+/// (the run must not commit, and exits 130). Once it returns true, signals
+/// no longer end the process: the commit runs to its end and the run exits
+/// as it went, so exit 0 and a made commit go together.
+pub fn begin_commit() -> bool {
+    PHASE
+        .compare_exchange(RUNNING, COMMITTING, Ordering::SeqCst, Ordering::SeqCst)
+        .is_ok()
 }
 
 /// `Some(path)` for a file, `None` for stdout (`-`).
@@ -110,12 +128,24 @@ impl Cleanup {
         let files = self.clone();
         // Failing to install (a handler already exists) only loses cleanup.
         let _ = ctrlc::set_handler(move || {
-            if !INTERRUPTED.swap(true, Ordering::SeqCst) {
-                let deadline = Instant::now() + GRACE;
-                // The process ends when the command has stopped.
-                while Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(20));
+            match PHASE.compare_exchange(RUNNING, INTERRUPTED, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => {
+                    let deadline = Instant::now() + GRACE;
+                    // The process ends when the command has stopped.
+                    while Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
                 }
+                // A commit is under way: it ends, and the run with it.
+                Err(COMMITTING) => {
+                    static TOLD: AtomicBool = AtomicBool::new(false);
+                    if !TOLD.swap(true, Ordering::SeqCst) {
+                        say!("a signal came during the seen-store commit: finishing it first");
+                    }
+                    return;
+                }
+                // A second signal: at once.
+                Err(_) => {}
             }
             clear_line();
             say!("interrupted");
@@ -123,6 +153,42 @@ impl Cleanup {
             std::process::exit(super::Exit::Interrupted as i32);
         });
     }
+}
+
+/// Syncs stdout when it is a regular file (a shell's `> FILE`), and the
+/// directory that holds it, so that what was written to it is durable; a
+/// pipe or a terminal has nothing to sync (what its reader does with the
+/// lines is its own).
+///
+/// # Errors
+/// `cannot write stdout` with the reason.
+pub fn sync_stdout_file() -> anyhow::Result<()> {
+    use std::os::fd::AsFd;
+    let file = std::fs::File::from(
+        io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .context("cannot write stdout")?,
+    );
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
+    file.sync_all()
+        .context("cannot write stdout: it could not be synced")?;
+    // Its name, made by the shell: synced where /proc names it.
+    if let Ok(path) = std::fs::read_link("/proc/self/fd/1") {
+        if let Some(dir) = path.parent().filter(|_| path.is_file()) {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .with_context(|| {
+                    format!(
+                        "cannot write stdout: the directory of {} could not be synced",
+                        path.display()
+                    )
+                })?;
+        }
+    }
+    Ok(())
 }
 
 /// Erases the current line of a terminal stderr (a progress bar).

@@ -14,11 +14,120 @@ use urikey::uri::key::KeyConfig;
 use super::export_parquet::{FingerprintWriter, ROW_GROUP_ROWS};
 use super::normalize_opts::NormalizeOpts;
 use super::output::{Cleanup, Sink};
+use super::redis_state::{self, RedisState, RedisStateReport};
 use super::report::say_raw;
 use super::Exit;
+use urikey::engine::redis::is_redis_url;
+
+/// The seen-store or Redis set of one `dedup` run.
+pub enum State {
+    /// A seen-store directory.
+    Disk(DiskState),
+    /// A Redis set (`redis://...`).
+    Redis(RedisState),
+}
+
+/// What a run did to its store or set.
+pub enum StateReport {
+    /// A seen-store directory.
+    Disk(DiskStateReport),
+    /// A Redis set.
+    Redis(RedisStateReport),
+}
+
+impl State {
+    /// Opens the store in `dir`, or the Redis set when `dir` is a
+    /// `redis://` URL, for keys of `config`.
+    pub fn open(
+        dir: &Path,
+        config: &KeyConfig,
+        readonly: bool,
+        memory_limit: Option<u64>,
+        buffer: Option<usize>,
+    ) -> anyhow::Result<Self> {
+        match dir.to_str().filter(|s| is_redis_url(s)) {
+            Some(url) => Ok(State::Redis(RedisState::open(url, config, readonly)?)),
+            None => Ok(State::Disk(DiskState::open(
+                dir,
+                config,
+                readonly,
+                memory_limit,
+                buffer,
+            )?)),
+        }
+    }
+
+    /// The store or set as the run's prior set.
+    pub fn prior(&self) -> Arc<dyn PriorKeys> {
+        match self {
+            State::Disk(s) => s.prior(),
+            State::Redis(s) => s.prior(),
+        }
+    }
+
+    /// True when the run's new keys are committed at its end (not
+    /// read-only).
+    pub fn commits(&self) -> bool {
+        match self {
+            State::Disk(s) => s.commits(),
+            State::Redis(s) => s.commits(),
+        }
+    }
+
+    /// The store or set as messages name it: the seen-store's directory,
+    /// or the Redis set's URL without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            State::Disk(s) => format!("the seen-store {}", s.dir().display()),
+            State::Redis(s) => format!("the Redis set {}", s.shown_url()),
+        }
+    }
+
+    /// The run's memory limit once the store's share is taken out.
+    pub fn memory_limit(&self, limit: Option<u64>) -> Option<u64> {
+        match self {
+            State::Disk(s) => s.memory_limit(limit),
+            State::Redis(_) => limit,
+        }
+    }
+
+    /// Commits the run's new keys.
+    pub fn commit(self) -> anyhow::Result<StateReport> {
+        match self {
+            State::Disk(s) => s.commit().map(StateReport::Disk),
+            State::Redis(s) => s.commit().map(StateReport::Redis),
+        }
+    }
+
+    /// The report of a run whose keys are not committed.
+    pub fn unchanged(self) -> StateReport {
+        match self {
+            State::Disk(s) => StateReport::Disk(s.unchanged()),
+            State::Redis(s) => StateReport::Redis(s.unchanged()),
+        }
+    }
+}
+
+impl StateReport {
+    /// The `--stats` lines.
+    pub fn human(&self) -> String {
+        match self {
+            StateReport::Disk(r) => r.human(),
+            StateReport::Redis(r) => r.human(),
+        }
+    }
+
+    /// The `"state"` object of `--stats-json`.
+    pub fn json(&self) -> String {
+        match self {
+            StateReport::Disk(r) => r.json(),
+            StateReport::Redis(r) => r.json(),
+        }
+    }
+}
 
 /// The seen-store of one `dedup` run.
-pub struct State {
+pub struct DiskState {
     store: SeenStore,
     session: Arc<StoreSession>,
     readonly: bool,
@@ -34,7 +143,7 @@ const MIN_BUFFER: u64 = 4 << 20;
 const MAX_BUFFER: u64 = 64 << 20;
 
 /// What a run did to its store (`--stats`, `--stats-json`).
-pub struct StateReport {
+pub struct DiskStateReport {
     dir: PathBuf,
     readonly: bool,
     keys_before: u64,
@@ -46,7 +155,7 @@ pub struct StateReport {
     buffer: usize,
 }
 
-impl State {
+impl DiskState {
     /// Opens (or makes, for writing) the store in `dir` for keys of
     /// `config`.
     pub fn open(
@@ -77,6 +186,17 @@ impl State {
         })
     }
 
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        self.store.dir()
+    }
+
+    /// True when the run's new keys are committed at its end (not
+    /// read-only).
+    pub fn commits(&self) -> bool {
+        !self.readonly
+    }
+
     /// The store as the run's prior set.
     pub fn prior(&self) -> Arc<dyn PriorKeys> {
         self.session.clone()
@@ -90,12 +210,18 @@ impl State {
     }
 
     /// Commits the run's new keys.
-    pub fn commit(mut self) -> anyhow::Result<StateReport> {
+    pub fn commit(mut self) -> anyhow::Result<DiskStateReport> {
         let started = Instant::now();
         let commit = match self.session.take_additions() {
-            Some(additions) => Some(self.store.commit(additions).with_context(|| {
-                "the output is complete, but its new keys were not added to the store (a next \
-                 run prints them again)"
+            Some(additions) => Some(self.store.commit(additions).map_err(|e| {
+                let what = if e.committed() {
+                    "the output is complete and its new keys were added to the store, but not \
+                     durably"
+                } else {
+                    "the output is complete, but its new keys were not added to the store (a \
+                     next run prints them again)"
+                };
+                anyhow::Error::new(e).context(what)
             })?),
             None => None,
         };
@@ -106,12 +232,12 @@ impl State {
     }
 
     /// The report of a run whose keys are not committed.
-    pub fn unchanged(self) -> StateReport {
+    pub fn unchanged(self) -> DiskStateReport {
         self.report()
     }
 
-    fn report(&self) -> StateReport {
-        StateReport {
+    fn report(&self) -> DiskStateReport {
+        DiskStateReport {
             dir: self.store.dir().to_owned(),
             readonly: self.readonly,
             keys_before: self.keys_before,
@@ -125,7 +251,7 @@ impl State {
     }
 }
 
-impl StateReport {
+impl DiskStateReport {
     /// Keys in the store after the run.
     fn keys_after(&self) -> u64 {
         self.commit.as_ref().map_or(self.keys_before, |c| c.keys)
@@ -211,13 +337,32 @@ pub enum StateCommand {
     /// `fp_hi, fp_lo` (signed 64-bit halves, as urikey.spark's `with_keys`
     /// columns) as CSV or Parquet.
     Export(ExportArgs),
+    /// Grow a Redis set past its plan (while clients write), so that its
+    /// buckets stay compact.
+    Grow(GrowArgs),
+}
+
+/// `state grow`.
+#[derive(clap::Args, Debug)]
+pub struct GrowArgs {
+    /// The set's URL (`redis://HOST:PORT/DB?name=NAME`).
+    pub url: String,
+    /// The keys the set is to hold (at least one level deeper than now).
+    #[arg(long, value_name = "N")]
+    pub expected_keys: u64,
 }
 
 /// `state init`.
 #[derive(clap::Args, Debug)]
 pub struct InitArgs {
-    /// The new store's directory (missing or empty).
+    /// The new store's directory (missing or empty), or a Redis set's URL
+    /// (`redis://HOST:PORT/DB?name=NAME`, a new name).
     pub dir: PathBuf,
+
+    /// A Redis set: the keys it is planned for (10 million by default;
+    /// `state grow` grows it later).
+    #[arg(long, value_name = "N")]
+    pub expected_keys: Option<u64>,
 
     #[command(flatten)]
     pub norm: NormalizeOpts,
@@ -235,7 +380,7 @@ pub struct InitArgs {
 /// `state info`.
 #[derive(clap::Args, Debug)]
 pub struct InfoArgs {
-    /// The store's directory.
+    /// The store's directory, or a Redis set's URL.
     pub dir: PathBuf,
 
     /// Print JSON.
@@ -253,9 +398,9 @@ pub struct DirArgs {
 /// `state merge`.
 #[derive(clap::Args, Debug)]
 pub struct MergeArgs {
-    /// The store to add to.
+    /// The store to add to, or a Redis set's URL.
     pub dir: PathBuf,
-    /// The stores whose keys are added (left unchanged).
+    /// The stores (or Redis sets) whose keys are added (left unchanged).
     #[arg(required = true)]
     pub others: Vec<PathBuf>,
 }
@@ -277,7 +422,7 @@ pub enum ExportFormat {
 /// `state export`.
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
-    /// The store's directory.
+    /// The store's directory, or a Redis set's URL.
     pub dir: PathBuf,
     /// The format.
     #[arg(long, value_enum, default_value = "hex")]
@@ -296,14 +441,33 @@ pub fn run(cmd: StateCommand) -> anyhow::Result<Exit> {
         StateCommand::Compact(a) => {
             let mut store = SeenStore::open(&a.dir, Access::Write)?;
             let r = store.compact()?;
-            say_raw(&format!(
-                "urikey: {}: {} runs merged into one, {} keys, commit {}\n",
-                a.dir.display(),
-                r.merged_runs,
-                r.keys,
-                r.commit
-            ));
+            say_raw(&if r.merged_runs == 0 {
+                format!(
+                    "urikey: {}: nothing to merge ({} keys in {}), commit {}\n",
+                    a.dir.display(),
+                    r.keys,
+                    plural(store.info().runs.len() as u64, "run"),
+                    r.commit
+                )
+            } else {
+                format!(
+                    "urikey: {}: {} runs merged into one, {} keys, commit {}\n",
+                    a.dir.display(),
+                    r.merged_runs,
+                    r.keys,
+                    r.commit
+                )
+            });
             Ok(Exit::Ok)
+        }
+        StateCommand::Grow(a) => redis_state::grow_set(&a.url, a.expected_keys),
+        StateCommand::Merge(a)
+            if std::iter::once(&a.dir)
+                .chain(&a.others)
+                .any(|p| p.to_str().is_some_and(is_redis_url)) =>
+        {
+            let others: Vec<&str> = a.others.iter().filter_map(|p| p.to_str()).collect();
+            redis_state::merge(a.dir.to_str().unwrap_or(""), &others)
         }
         StateCommand::Merge(a) => {
             let mut store = SeenStore::open(&a.dir, Access::Write)?;
@@ -332,6 +496,12 @@ fn init(a: InitArgs) -> anyhow::Result<Exit> {
         None => a.norm.config()?,
     };
     config.validate()?;
+    if let Some(url) = a.dir.to_str().filter(|s| is_redis_url(s)) {
+        return redis_state::init(url, &config, a.expected_keys);
+    }
+    if a.expected_keys.is_some() {
+        bail!("--expected-keys plans a Redis set; a seen-store needs no plan");
+    }
     SeenStore::create(&a.dir, &config)?;
     say_raw(&format!(
         "urikey: made seen-store {} for keys of `{config}`\n",
@@ -341,6 +511,9 @@ fn init(a: InitArgs) -> anyhow::Result<Exit> {
 }
 
 fn info(a: InfoArgs) -> anyhow::Result<Exit> {
+    if let Some(url) = a.dir.to_str().filter(|s| is_redis_url(s)) {
+        return redis_state::info(url, a.json);
+    }
     let store = SeenStore::open(&a.dir, Access::ReadOnly)?;
     let i = store.info();
     let mut out = String::new();
@@ -409,6 +582,15 @@ fn info(a: InfoArgs) -> anyhow::Result<Exit> {
     Ok(Exit::Ok)
 }
 
+/// `1 run`, `2 runs`.
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 fn per_key(bytes: u64, keys: u64) -> f64 {
     if keys == 0 {
         0.0
@@ -418,6 +600,9 @@ fn per_key(bytes: u64, keys: u64) -> f64 {
 }
 
 fn verify(dir: &Path) -> anyhow::Result<Exit> {
+    // No store at all is a usage error (exit 2, as for `info` and `dedup`);
+    // exit 1 is for damage found.
+    urikey::engine::store::check_is_store(dir)?;
     let r = urikey::engine::store::verify(dir);
     let mut text = String::new();
     for p in &r.problems {
@@ -428,10 +613,10 @@ fn verify(dir: &Path) -> anyhow::Result<Exit> {
     }
     if r.is_ok() {
         text.push_str(&format!(
-            "urikey: {}: sound: {} keys in {} runs, {} blocks checked\n",
+            "urikey: {}: sound: {} in {}, {} blocks checked\n",
             dir.display(),
-            r.keys,
-            r.runs,
+            plural(r.keys, "key"),
+            plural(r.runs as u64, "run"),
             r.blocks
         ));
         say_raw(&text);
@@ -448,8 +633,31 @@ fn verify(dir: &Path) -> anyhow::Result<Exit> {
     }
 }
 
+/// What `state export` reads: a store, or a Redis set.
+enum Source {
+    Disk(SeenStore),
+    Redis(String),
+}
+
+impl Source {
+    /// Every fingerprint, ascending, passed to `each`.
+    fn for_each(
+        &self,
+        name: &Path,
+        each: impl FnMut(u128) -> std::io::Result<()>,
+    ) -> anyhow::Result<u64> {
+        match self {
+            Source::Disk(store) => Ok(store.for_each(name, each)?),
+            Source::Redis(url) => Ok(redis_state::for_each(url, name, each)?.0),
+        }
+    }
+}
+
 fn export(a: ExportArgs) -> anyhow::Result<Exit> {
-    let store = SeenStore::open(&a.dir, Access::ReadOnly)?;
+    let source = match a.dir.to_str().filter(|s| is_redis_url(s)) {
+        Some(url) => Source::Redis(url.to_owned()),
+        None => Source::Disk(SeenStore::open(&a.dir, Access::ReadOnly)?),
+    };
     let cleanup = Cleanup::default();
     cleanup.install();
     let mut sink = Sink::open(a.output.as_deref(), &cleanup)?;
@@ -458,20 +666,33 @@ fn export(a: ExportArgs) -> anyhow::Result<Exit> {
     {
         let w = BufWriter::with_capacity(1 << 20, sink.writer());
         match a.format {
-            ExportFormat::Hex | ExportFormat::Csv => export_text(&store, a.format, &name, w)?,
+            ExportFormat::Hex | ExportFormat::Csv => export_text(&source, a.format, &name, w)?,
             ExportFormat::Parquet => {
-                let info = store.info();
-                let metadata = vec![
-                    ("urikey.config".to_owned(), info.config),
-                    ("urikey.identity".to_owned(), info.identity),
-                    (
-                        "urikey.key_version".to_owned(),
-                        info.key_version.to_string(),
-                    ),
-                ];
+                let metadata = match &source {
+                    Source::Disk(store) => {
+                        let info = store.info();
+                        vec![
+                            ("urikey.config".to_owned(), info.config),
+                            ("urikey.identity".to_owned(), info.identity),
+                            (
+                                "urikey.key_version".to_owned(),
+                                info.key_version.to_string(),
+                            ),
+                        ]
+                    }
+                    Source::Redis(url) => {
+                        let m = redis_state::meta(url)?;
+                        vec![
+                            ("urikey.config".to_owned(), m.config.clone()),
+                            ("urikey.identity".to_owned(), m.identity.clone()),
+                            ("urikey.key_version".to_owned(), m.key_version.to_string()),
+                            ("urikey.compared_bits".to_owned(), (m.base + 64).to_string()),
+                        ]
+                    }
+                };
                 let mut out =
                     FingerprintWriter::new(w, metadata, ROW_GROUP_ROWS).with_context(cannot)?;
-                store.for_each(&name, |fp| out.push(fp))?;
+                source.for_each(&name, |fp| out.push(fp))?;
                 out.finish()
                     .and_then(|mut w| w.flush())
                     .with_context(cannot)?;
@@ -487,7 +708,7 @@ fn export(a: ExportArgs) -> anyhow::Result<Exit> {
 
 /// Hex or CSV lines, one a fingerprint.
 fn export_text(
-    store: &SeenStore,
+    store: &Source,
     format: ExportFormat,
     name: &Path,
     mut w: impl Write,

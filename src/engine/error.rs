@@ -56,6 +56,10 @@ pub enum Error {
     /// The seen-store of [`Config::prior`](super::Config::prior) failed
     /// (a damaged block, a full disk for the new keys...).
     Store(super::store::StoreError),
+    /// The Redis set of [`Config::prior`](super::Config::prior) failed
+    /// (unreachable, out of memory...).
+    #[cfg(feature = "redis")]
+    Redis(super::redis::RedisSetError),
     /// The configuration is unusable (zero chunk size, ...).
     Config(String),
     /// The input needs what this build leaves out (a Parquet input
@@ -124,6 +128,8 @@ impl fmt::Display for Error {
                 write!(f, "cannot use temporary files in {}", dir.display())
             }
             Error::Store(e) => write!(f, "{e}"),
+            #[cfg(feature = "redis")]
+            Error::Redis(e) => write!(f, "{e}"),
             Error::Config(msg) | Error::Unsupported(msg) => f.write_str(msg),
             Error::Thread { what, .. } => write!(f, "cannot start {what}"),
             Error::Interrupted => f.write_str("interrupted"),
@@ -140,6 +146,8 @@ impl std::error::Error for Error {
             | Error::Thread { source, .. }
             | Error::Write(source) => Some(source),
             Error::Store(e) => e.source(),
+            #[cfg(feature = "redis")]
+            Error::Redis(e) => e.source(),
             Error::Config(_)
             | Error::Unsupported(_)
             | Error::Format { .. }

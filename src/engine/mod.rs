@@ -92,8 +92,10 @@
 // decompression, chunks of lines, the formats' readers), keys and their
 // insertion (`batch`), the seen-sets (`seen`), bytes out (`output`); the
 // run that drives them (`run`), its spill past memory (`spill`) and the
-// seen-store across runs (`store`, consulted through `prior`).
+// seen-store across runs (`store`, consulted through `prior`; `redis`, a
+// seen-set in Redis shared by many clients, one too).
 mod batch;
+mod config;
 mod error;
 pub mod input;
 pub mod line_keys;
@@ -102,6 +104,8 @@ mod observe;
 mod output;
 mod prefetch;
 mod prior;
+#[cfg(feature = "redis")]
+pub mod redis;
 mod rss;
 mod run;
 pub(crate) mod seen;
@@ -114,8 +118,14 @@ pub use input::{formats, gzip, lines};
 
 use core::fmt;
 
-use crate::uri::key::{KeyErrorKind, Keyer};
+use crate::uri::key::KeyErrorKind;
 
+#[cfg(feature = "__internal-testing")]
+pub use config::SpillHooks;
+pub use config::{
+    parse_format, Config, ConfigBuilder, ConfigError, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
+    MAX_THREADS,
+};
 pub use error::Error;
 pub use input::{rejects_would_replace, Input, MmapChoice, SharedBytes};
 pub use observe::{Observer, Progress, Warning};
@@ -182,101 +192,6 @@ pub enum Select {
     /// shard are 31-bit, so counts are exact up to 2³¹ distinct keys per
     /// shard (about 3.4 × 10¹⁰ in all).
     Counts,
-}
-
-/// How a run behaves. Build with [`Config::new`] and change fields.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct Config {
-    /// Turns lines into keys (and says which form keys are printed in).
-    pub keyer: Keyer,
-    /// What to print for a line.
-    pub emit: Emit,
-    /// Take the URL from one column (plain lines only).
-    pub field: Option<Field>,
-    /// How inputs are read (format, WARC types, Parquet column).
-    pub format: formats::InputFormat,
-    /// Which lines to print.
-    pub select: Select,
-    /// Compare full keys instead of fingerprints.
-    pub exact: bool,
-    /// Worker threads; 0 means one per available core.
-    pub threads: usize,
-    /// Target chunk size in bytes.
-    pub chunk_size: usize,
-    /// Longest accepted line, in bytes (without `\n`/`\r`).
-    pub max_line_bytes: usize,
-    /// Memory the run may use, in bytes, within 64 MiB
-    /// ([`memory::SLACK`]): past it, the rest of the input is decided on
-    /// disk (see "Larger than memory" above). `None`: [`memory::default_limit`].
-    pub memory_limit: Option<u64>,
-    /// Where the spill directory is created (`None`: the system's
-    /// temporary directory, `$TMPDIR` or `/tmp`).
-    pub temp_dir: Option<std::path::PathBuf>,
-    /// Keys known before the run (a [`store::SeenStore`]'s session): a
-    /// key it holds is a duplicate from its first line on, and the run's
-    /// other new keys are handed to it (see [`PriorKeys`]).
-    pub prior: Option<std::sync::Arc<dyn PriorKeys>>,
-    /// Whether inputs that are regular files may be memory-mapped
-    /// (default: never; see [`MmapChoice::auto`] for what mapping asks of
-    /// the caller).
-    pub mmap: MmapChoice,
-    /// Test hooks for spilling; not a public API.
-    #[cfg(feature = "__internal-testing")]
-    #[doc(hidden)]
-    pub spill_hooks: SpillHooks,
-}
-
-/// Test hooks for spilling (feature `__internal-testing`); not a public API.
-#[cfg(feature = "__internal-testing")]
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SpillHooks {
-    /// Spill from the first batch at which this many distinct keys are
-    /// known, whatever the memory limit.
-    pub after_keys: Option<u64>,
-    /// Most distinct keys a partition holds in memory while it is resolved.
-    pub partition_keys: Option<usize>,
-    /// Spill writes fail with ENOSPC past this many bytes.
-    pub fail_after_bytes: Option<u64>,
-}
-
-/// Default `chunk_size`: 768 KiB. Three batches of chunks are in flight
-/// with their line records and keys (24 chunks with 2 threads), so this
-/// sets the fixed working set: about 43 MiB with 2 threads, for the same
-/// CPU time as larger chunks.
-pub const DEFAULT_CHUNK_BYTES: usize = 768 << 10;
-
-/// Most worker threads a run takes: each has its own scratch buffers and
-/// batches in flight, and a thread count past the cores only costs.
-pub const MAX_THREADS: usize = 4096;
-
-/// Largest accepted `chunk_size` and `max_line_bytes` (chunk offsets are
-/// 32-bit).
-pub const MAX_CHUNK_BYTES: usize = 512 << 20;
-
-impl Config {
-    /// Defaults: keys in the keyer's format, unique lines, fingerprints,
-    /// all cores, [`DEFAULT_CHUNK_BYTES`] chunks, 1 MiB line limit.
-    pub fn new(keyer: Keyer) -> Self {
-        Self {
-            keyer,
-            emit: Emit::Key,
-            field: None,
-            format: formats::InputFormat::default(),
-            select: Select::Unique,
-            exact: false,
-            threads: 0,
-            chunk_size: DEFAULT_CHUNK_BYTES,
-            max_line_bytes: lines::MAX_LINE_BYTES,
-            memory_limit: None,
-            temp_dir: None,
-            prior: None,
-            mmap: MmapChoice::never(),
-            #[cfg(feature = "__internal-testing")]
-            spill_hooks: SpillHooks::default(),
-        }
-    }
 }
 
 /// Why a line is invalid.

@@ -8,7 +8,7 @@
 // The library's `unsafe` code is where it opts in: the AVX2 scanner and
 // the AVX-512 mask builder of the key tiers (`key/fast/avx2.rs`,
 // `key/fast/avx512.rs`), the SSE2 lanes (`lanes.rs`), and one
-// `from_utf8_unchecked` on input checked to be ASCII (`compat/w3lib.rs`);
+// `from_utf8_unchecked` on input checked to be ASCII (`compat/w3lib/mod.rs`);
 // everything else is safe.
 #![deny(unsafe_code)]
 

@@ -5,7 +5,7 @@
 use crate::common::{assert_no_failures, conformance_path, field, load, KnownDeviations};
 use urikey::uri::{pct, resolve, Components, UriRef};
 
-/// The other conformance tests (here and in tests/normalize.rs) pass
+/// The other conformance tests (here and in `normalize/conformance.rs`) pass
 /// without checking anything when the vectors are missing; this one makes
 /// that visible in the summary. It fails, naming the directory, unless the
 /// vectors are there or `URIKEY_ALLOW_MISSING_CONFORMANCE=1` asks to skip
@@ -43,7 +43,7 @@ fn conformance_vectors_present() {
         dir.display()
     );
     assert!(allowed, "{message}");
-    eprintln!("note: {message}");
+    super::common::skip_notice(&message);
 }
 
 /// The copy in `tests/conformance/` is the shared one, unchanged, where the

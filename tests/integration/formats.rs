@@ -305,7 +305,7 @@ fn whirlwind(name: &str) -> Option<PathBuf> {
     if path.exists() {
         Some(path)
     } else {
-        eprintln!("skipped: {} is absent (../shared)", path.display());
+        super::common::skip_notice(&format!("{} is absent (../shared)", path.display()));
         None
     }
 }

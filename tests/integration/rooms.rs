@@ -3,8 +3,9 @@
 //! after it, so no two rooms import each other, directly or round about.
 //!
 //! A room is a folder of `src/engine/` or one of its loose files. The
-//! engine's front (`mod.rs`: `Config`, `Field`, `Problem` and the
-//! re-exports; `error.rs`: the one `Error` every room returns) is the
+//! engine's front (`mod.rs`: `Field`, `Problem` and the re-exports;
+//! `config.rs`: `Config` and its builder; `error.rs`: the one `Error`
+//! every room returns) is the
 //! shared vocabulary every room may use; it is not a room. Test modules
 //! (`#[cfg(test)] mod tests`) are left out: a test may drive a whole run.
 
@@ -30,6 +31,9 @@ const ORDER: &[&str] = &[
     "seen",
     // Keys known before a run (the store's seam).
     "prior",
+    // The seen-set in Redis: a prior set too, reusing the store's
+    // configuration check.
+    "redis",
     // Runs larger than memory.
     "spill",
     // The key and insert phases.
@@ -41,7 +45,7 @@ const ORDER: &[&str] = &[
 ];
 
 /// The front: shared by every room, not a room.
-const FRONT: &[&str] = &["mod", "error"];
+const FRONT: &[&str] = &["mod", "config", "error"];
 
 fn engine_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine")

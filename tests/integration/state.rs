@@ -731,7 +731,10 @@ fn state_damage_is_a_clear_error() {
     std::fs::write(&manifest, &bad).expect("write");
     check("flipped manifest", "manifest checksum");
     std::fs::remove_file(&manifest).expect("rm");
-    check("missing manifest", "not a seen-store");
+    check(
+        "missing manifest",
+        "missing, though the directory holds the store's runs",
+    );
     std::fs::write(&manifest, &good_manifest).expect("write");
     urikey()
         .args(["state", "verify"])

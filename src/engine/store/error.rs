@@ -76,6 +76,18 @@ pub enum StoreError {
         /// The newest this build reads.
         supported: u32,
     },
+    /// The new manifest is in place (the commit was made: the store and
+    /// its readers are at the new commit), but the directory could not be
+    /// synced after the rename: a power loss may still take the store back
+    /// to the commit before.
+    CommitNotSynced {
+        /// The directory.
+        dir: PathBuf,
+        /// The commit made.
+        commit: u64,
+        /// What the operating system said.
+        source: io::Error,
+    },
     /// A store opened read-only was asked to change.
     ReadOnly {
         /// The directory.
@@ -100,6 +112,12 @@ impl StoreError {
         }
     }
 
+    /// True when the commit asked for was made (its manifest is in place),
+    /// though an error followed.
+    pub fn committed(&self) -> bool {
+        matches!(self, StoreError::CommitNotSynced { .. })
+    }
+
     /// True for damage found by a check (not an I/O failure, not a lock).
     pub fn is_corrupt(&self) -> bool {
         matches!(self, StoreError::Corrupt { .. })
@@ -115,7 +133,9 @@ impl fmt::Display for StoreError {
             StoreError::Corrupt { path, what } => write!(
                 f,
                 "seen-store: {} is damaged ({what}); nothing was read from it. Restore the \
-                 store from a copy, or rebuild it (see `urikey state verify`)",
+                 store from a copy, or rebuild it from the inputs it was fed (`urikey state \
+                 init NEW`, then `urikey dedup --state NEW INPUTS... > /dev/null`; `urikey \
+                 state verify` lists every problem)",
                 path.display()
             ),
             StoreError::NotAStore { dir, why } => {
@@ -172,6 +192,18 @@ impl fmt::Display for StoreError {
                 "{} is in seen-store format {found}, newer than this urikey reads ({supported}): \
                  use a newer urikey",
                 path.display()
+            ),
+            StoreError::CommitNotSynced {
+                dir,
+                commit,
+                source,
+            } => write!(
+                f,
+                "seen-store {}: commit {commit} was made, but the directory could not be \
+                 synced after it ({source}): a power loss may still take the store back to \
+                 commit {}",
+                dir.display(),
+                commit.saturating_sub(1)
             ),
             StoreError::ReadOnly { dir } => {
                 write!(f, "seen-store {} was opened read-only", dir.display())

@@ -202,8 +202,11 @@ pub struct RunMeta {
     pub keys: u64,
     /// Size of the file.
     pub bytes: u64,
-    /// The header's checksum (ties the manifest to this very file).
+    /// The header's checksum.
     pub header_sum: u64,
+    /// The trailer's checksum of the block checksums and the directory:
+    /// it covers every key, so it ties the manifest to this very content.
+    pub content_sum: u64,
 }
 
 /// Writes a run file from fingerprints given in ascending order.
@@ -336,9 +339,8 @@ impl RunWriter {
                 self.out.write_all(&buf).map_err(io)?;
             }
         }
-        self.out
-            .write_all(&hasher.digest().to_le_bytes())
-            .map_err(io)?;
+        let content_sum = hasher.digest();
+        self.out.write_all(&content_sum.to_le_bytes()).map_err(io)?;
         self.out.write_all(&RUN_END).map_err(io)?;
         let file = self.out.into_inner().map_err(|e| io(e.into_error()))?;
         let header = encode_header(layout);
@@ -348,6 +350,7 @@ impl RunWriter {
             keys: layout.keys,
             bytes: layout.file_bytes(),
             header_sum: u64_at(&header, 56),
+            content_sum,
         })
     }
 }
@@ -359,6 +362,7 @@ pub struct RunFile {
     path: PathBuf,
     layout: Layout,
     header_sum: u64,
+    content_sum: u64,
     map: memmap2::Mmap,
     sums: Box<[u64]>,
     dir: Box<[u64]>,
@@ -403,7 +407,8 @@ impl RunFile {
         if meta[body + 8..] != RUN_END {
             return Err(StoreError::corrupt(path, "bad end magic"));
         }
-        if xxh3_64(&meta[..body]) != u64_at(&meta, body) {
+        let content_sum = u64_at(&meta, body);
+        if xxh3_64(&meta[..body]) != content_sum {
             return Err(StoreError::corrupt(
                 path,
                 "checksum of the block checksums and directory mismatch",
@@ -433,6 +438,7 @@ impl RunFile {
             path: path.to_owned(),
             layout,
             header_sum,
+            content_sum,
             map,
             sums,
             dir,
@@ -453,6 +459,12 @@ impl RunFile {
     /// The header's checksum.
     pub fn header_sum(&self) -> u64 {
         self.header_sum
+    }
+
+    /// The checksum of its block checksums and directory (see
+    /// [`RunMeta::content_sum`]).
+    pub fn content_sum(&self) -> u64 {
+        self.content_sum
     }
 
     /// The layout.

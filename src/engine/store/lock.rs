@@ -72,9 +72,10 @@ impl WriterLock {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let me = format!(
-            "pid {} on host {} since {since} (unix time)\n",
+            "pid {} on host {} since {}\n",
             std::process::id(),
-            hostname()
+            hostname(),
+            utc(since)
         );
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
@@ -99,6 +100,27 @@ pub fn holder(dir: &Path) -> Option<String> {
     Some(s.trim().to_owned())
 }
 
+/// `secs` since the Unix epoch as `2026-12-02 04:41:13 UTC`.
+fn utc(secs: u64) -> String {
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil-from-days, for days since 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
 /// This machine's name (`?` when it has none).
 fn hostname() -> String {
     let mut buf = [0u8; 256];
@@ -114,6 +136,13 @@ fn hostname() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_holder_time_is_a_date() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_795_407_673), "2026-11-23 04:21:13 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+    }
 
     #[test]
     fn lock_second_writer_is_refused_naming_the_first() {

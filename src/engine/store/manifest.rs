@@ -12,13 +12,17 @@
 //! config crawl
 //! key-format uri
 //! commit 3
-//! run run-00000001-0.ukr 1000000 16250216 4f1c0e3a5b6d7e8f
-//! run run-00000003-0.ukr 2041 33104 0a1b2c3d4e5f6071
+//! run run-00000001-0.ukr 1000000 16250216 4f1c0e3a5b6d7e8f 5e6f708192a3b4c5
+//! run run-00000003-0.ukr 2041 33104 0a1b2c3d4e5f6071 d6e7f8091a2b3c4d
 //! checksum 9a8b7c6d5e4f3021
 //! ```
 //!
-//! A `run` line gives the file, its keys, its size and its header's
-//! checksum, which the file must match. A new manifest is written to
+//! A `run` line gives the file, its keys, its size, its header's checksum
+//! and its content checksum (the trailer's, which covers every key), which
+//! the file must match: a run file of another store is refused, however
+//! alike. Format 1 (before the content checksum) is read too; its runs'
+//! content checksums are taken from the files and written by the next
+//! commit, in format 2. A new manifest is written to
 //! `MANIFEST.tmp`, synced, renamed over `MANIFEST`, and the directory is
 //! synced: a reader sees the old manifest or the new one, whole, and after
 //! a crash the store is at one of them (see the `store` module docs).
@@ -29,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::durable::{pause, sync_dir, Step};
+use super::durable::{pause, Step};
 use super::error::StoreError;
 use super::format::read_text;
 
@@ -37,8 +41,10 @@ use super::format::read_text;
 pub const MANIFEST: &str = "MANIFEST";
 /// Where a new manifest is written before it is renamed.
 pub const MANIFEST_TMP: &str = "MANIFEST.tmp";
-/// The store format this build writes and reads.
-pub const STORE_FORMAT: u32 = 1;
+/// The store format this build writes (and the newest it reads).
+pub const STORE_FORMAT: u32 = 2;
+/// The oldest store format this build reads: 1 has no content checksums.
+const OLDEST_FORMAT: u64 = 1;
 const FIRST_LINE: &str = "urikey-seen-store";
 
 /// One run of the store, as the manifest lists it.
@@ -52,6 +58,8 @@ pub struct RunEntry {
     pub bytes: u64,
     /// The checksum of the file's header.
     pub header_sum: u64,
+    /// The file's content checksum (`None` in a format-1 manifest).
+    pub content_sum: Option<u64>,
 }
 
 /// The content of a manifest.
@@ -92,8 +100,12 @@ impl Manifest {
         );
         for r in &self.runs {
             s.push_str(&format!(
-                "run {} {} {} {:016x}\n",
-                r.name, r.keys, r.bytes, r.header_sum
+                "run {} {} {} {:016x} {:016x}\n",
+                r.name,
+                r.keys,
+                r.bytes,
+                r.header_sum,
+                r.content_sum.unwrap_or_default()
             ));
         }
         let sum = xxh3_64(s.as_bytes());
@@ -153,8 +165,14 @@ impl Manifest {
                 "commit" => m.commit = number(rest)?,
                 "run" => {
                     let parts: Vec<&str> = rest.split(' ').collect();
-                    let [name, keys, bytes, sum] = parts[..] else {
-                        return Err(bad("bad run line"));
+                    let (name, keys, bytes, sum, content) = match parts[..] {
+                        [name, keys, bytes, sum] if format == Some(1) => {
+                            (name, keys, bytes, sum, None)
+                        }
+                        [name, keys, bytes, sum, content] if format != Some(1) => {
+                            (name, keys, bytes, sum, Some(content))
+                        }
+                        _ => return Err(bad("bad run line")),
                     };
                     if !is_run_name(name) {
                         return Err(bad("bad run file name"));
@@ -165,6 +183,10 @@ impl Manifest {
                         bytes: number(bytes)?,
                         header_sum: u64::from_str_radix(sum, 16)
                             .map_err(|_| bad("bad run checksum"))?,
+                        content_sum: content
+                            .map(|c| u64::from_str_radix(c, 16))
+                            .transpose()
+                            .map_err(|_| bad("bad run checksum"))?,
                     });
                 }
                 // Lines a later minor version may add are skipped.
@@ -173,6 +195,7 @@ impl Manifest {
         }
         match format {
             None => Err(bad("no format line")),
+            Some(f) if f < OLDEST_FORMAT => Err(bad("unknown format")),
             Some(f) if f > u64::from(STORE_FORMAT) => Err(StoreError::NewerFormat {
                 path: path.to_owned(),
                 found: u32::try_from(f).unwrap_or(u32::MAX),
@@ -197,15 +220,18 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         match read_text(&path) {
             Ok(text) => Self::decode(&path, &text),
-            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                Err(StoreError::NotAStore {
-                    dir: dir.to_owned(),
-                    why: if dir.is_dir() {
-                        format!("it has no {MANIFEST} (`urikey state init` makes one)")
-                    } else {
-                        "no such directory (`urikey state init` makes one)".to_owned()
-                    },
-                })
+            Err(StoreError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound || dir.is_file() =>
+            {
+                Err(super::open::missing_manifest(dir))
+            }
+            Err(StoreError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::InvalidData =>
+            {
+                Err(StoreError::corrupt(
+                    &path,
+                    "not text (bytes that are not UTF-8)",
+                ))
             }
             Err(e) => Err(e),
         }
@@ -215,7 +241,8 @@ impl Manifest {
     /// point.
     ///
     /// # Errors
-    /// [`StoreError::Io`]; the old manifest is then still in place.
+    /// [`StoreError::Io`]: the old manifest is then still in place;
+    /// [`StoreError::CommitNotSynced`]: this one is in place, not synced.
     pub fn write(&self, dir: &Path) -> Result<(), StoreError> {
         let tmp: PathBuf = dir.join(MANIFEST_TMP);
         let io = |e| StoreError::io(&tmp, e);
@@ -228,7 +255,15 @@ impl Manifest {
         let path = dir.join(MANIFEST);
         fs::rename(&tmp, &path).map_err(|e| StoreError::io(&path, e))?;
         pause(Step::Renamed);
-        sync_dir(dir)
+        // The commit point has passed: a failure now must not say the
+        // commit was not made.
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|source| StoreError::CommitNotSynced {
+                dir: dir.to_owned(),
+                commit: self.commit,
+                source,
+            })
     }
 }
 
@@ -261,12 +296,14 @@ mod tests {
                     keys: 100,
                     bytes: 2000,
                     header_sum: 0xdead_beef,
+                    content_sum: Some(7),
                 },
                 RunEntry {
                     name: run_name(7, 1),
                     keys: 5,
                     bytes: 200,
                     header_sum: 1,
+                    content_sum: Some(0),
                 },
             ],
         }
@@ -304,7 +341,7 @@ mod tests {
 
     #[test]
     fn manifest_newer_format_is_named() {
-        let text = sample().encode().replace("format 1", "format 9");
+        let text = sample().encode().replace("format 2", "format 9");
         let body_end = text.trim_end().rfind('\n').unwrap() + 1;
         let body = &text[..body_end];
         let text = format!("{body}checksum {:016x}\n", xxh3_64(body.as_bytes()));

@@ -38,8 +38,8 @@
 //! # Key configuration
 //!
 //! The manifest records the configuration the store was made with (as given,
-//! and its [`KeyConfig::identity`], which decides fingerprints) and the
-//! crate's [`KEY_VERSION`]. Opening a store for another configuration, or
+//! and its [`KeyConfig::identity`](crate::uri::key::KeyConfig::identity), which decides fingerprints) and the
+//! crate's [`KEY_VERSION`](crate::uri::key::KEY_VERSION). Opening a store for another configuration, or
 //! with another key version, is an error naming both: keys of two
 //! configurations in one store would silently break deduplication.
 //!
@@ -51,6 +51,7 @@
 //! seen-set keeps 105 bits (see the `engine` docs), which bounds the whole at
 //! n²/2¹⁰⁶ for the keys of one run.
 
+mod commit;
 mod compact;
 mod durable;
 mod error;
@@ -62,6 +63,7 @@ pub mod fuzzing;
 mod lock;
 mod lookup;
 mod manifest;
+mod open;
 mod pending;
 mod session;
 mod verify;
@@ -69,22 +71,21 @@ mod verify;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::uri::key::{KeyConfig, KEY_VERSION};
-
 pub use compact::MAX_RUNS;
 #[doc(hidden)]
 pub use durable::PAUSE_ENV;
 pub use error::StoreError;
+pub use open::check_is_store;
+#[cfg(feature = "redis")]
+pub(crate) use open::identity_diff;
 pub use pending::{Additions, DEFAULT_BUFFER_BYTES};
 pub use session::{SessionStats, StoreSession};
 pub use verify::{verify, VerifyReport};
 
-use durable::{pause, sync_dir, Step};
-use format::{RunFile, RunWriter};
+use format::RunFile;
 use lock::WriterLock;
 use lookup::{contains_each, contains_in};
-use manifest::{is_run_name, run_name, Manifest, RunEntry, MANIFEST, MANIFEST_TMP};
-use pending::TMP_PREFIX;
+use manifest::{Manifest, RunEntry};
 
 /// How a store is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,182 +159,7 @@ pub struct SeenStore {
 /// A live run: its manifest entry and the open file.
 type Live = (RunEntry, Arc<RunFile>);
 
-/// True when `dir`, which has no manifest but a writer's lock, gets its
-/// manifest within a second: a writer making the store takes its lock
-/// first, so a second process that looks in between waits for it.
-fn manifest_while_created(dir: &Path) -> bool {
-    for _ in 0..50 {
-        if !dir.join(lock::LOCK).exists() {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        if dir.join(MANIFEST).exists() {
-            return true;
-        }
-    }
-    false
-}
-
-/// Times a reader re-reads the manifest when a run it lists is gone (a
-/// writer replaced it meanwhile).
-const OPEN_RETRIES: usize = 8;
-
 impl SeenStore {
-    /// Makes a new, empty store for `config` in `dir` (created if missing;
-    /// it must be empty otherwise), open for writing.
-    ///
-    /// # Errors
-    /// [`StoreError::Exists`] when `dir` holds files, [`StoreError::Io`].
-    pub fn create(dir: &Path, config: &KeyConfig) -> Result<Self, StoreError> {
-        if !is_empty_or_missing(dir)? {
-            return Err(StoreError::Exists {
-                dir: dir.to_owned(),
-            });
-        }
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
-        let lock = WriterLock::take(dir)?;
-        if dir.join(MANIFEST).exists() {
-            // Another process made it meanwhile.
-            return Err(StoreError::Exists {
-                dir: dir.to_owned(),
-            });
-        }
-        let manifest = Manifest {
-            key_version: KEY_VERSION,
-            identity: config.identity(),
-            config: config.to_string(),
-            key_format: config.format.to_string(),
-            commit: 0,
-            runs: Vec::new(),
-        };
-        manifest.write(dir)?;
-        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-            sync_dir(parent)?;
-        }
-        Ok(Self {
-            dir: dir.to_owned(),
-            manifest,
-            runs: Vec::new(),
-            lock: Some(lock),
-            buffer_bytes: DEFAULT_BUFFER_BYTES,
-        })
-    }
-
-    /// Opens the store in `dir`, whatever its configuration and key version
-    /// (for `info`, `verify`, `export`, `compact`).
-    ///
-    /// # Errors
-    /// [`StoreError::NotAStore`], [`StoreError::Locked`] (for writing),
-    /// [`StoreError::Corrupt`], [`StoreError::Io`],
-    /// [`StoreError::NewerFormat`].
-    pub fn open(dir: &Path, access: Access) -> Result<Self, StoreError> {
-        if !dir.is_dir() {
-            return Err(StoreError::NotAStore {
-                dir: dir.to_owned(),
-                why: "no such directory (`urikey state init` makes one)".to_owned(),
-            });
-        }
-        if !dir.join(MANIFEST).exists() && !manifest_while_created(dir) {
-            if access == Access::Write && dir.join(lock::LOCK).exists() {
-                // A live writer that holds the lock is the answer (it may
-                // still be making the store); a stale lock says nothing.
-                drop(WriterLock::take(dir)?);
-            }
-            // Otherwise before the lock, which would leave a LOCK file behind.
-            return Err(Manifest::read(dir).err().unwrap_or(StoreError::NotAStore {
-                dir: dir.to_owned(),
-                why: format!("it has no {MANIFEST}"),
-            }));
-        }
-        let lock = match access {
-            Access::Write => Some(WriterLock::take(dir)?),
-            Access::ReadOnly => None,
-        };
-        let mut tries = 0;
-        let (manifest, runs) = loop {
-            let manifest = Manifest::read(dir)?;
-            match open_runs(dir, &manifest) {
-                Ok(runs) => break (manifest, runs),
-                Err(Missing(name)) => {
-                    tries += 1;
-                    if lock.is_some() || tries >= OPEN_RETRIES {
-                        return Err(StoreError::corrupt(
-                            &dir.join(&name),
-                            "missing, though the manifest lists it",
-                        ));
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Err(Other(e)) => return Err(e),
-            }
-        };
-        let store = Self {
-            dir: dir.to_owned(),
-            manifest,
-            runs,
-            lock,
-            buffer_bytes: DEFAULT_BUFFER_BYTES,
-        };
-        store.remove_orphans(true);
-        Ok(store)
-    }
-
-    /// Opens the store in `dir` to be fed keys of `config`: as
-    /// [`open`](Self::open), then checks the key version and the
-    /// configuration.
-    ///
-    /// # Errors
-    /// As [`open`](Self::open), and [`StoreError::KeyVersion`],
-    /// [`StoreError::ConfigMismatch`].
-    pub fn open_for(dir: &Path, config: &KeyConfig, access: Access) -> Result<Self, StoreError> {
-        let store = Self::open(dir, access)?;
-        store.check_config(config)?;
-        Ok(store)
-    }
-
-    /// Opens the store in `dir` for writing keys of `config`, or makes it
-    /// when `dir` is missing or an empty directory.
-    ///
-    /// # Errors
-    /// As [`create`](Self::create) and [`open_for`](Self::open_for).
-    pub fn open_or_create(dir: &Path, config: &KeyConfig) -> Result<Self, StoreError> {
-        if is_empty_or_missing(dir)? {
-            match Self::create(dir, config) {
-                // Made by another process meanwhile: open it.
-                Err(StoreError::Exists { .. }) => {}
-                other => return other,
-            }
-        }
-        Self::open_for(dir, config, Access::Write)
-    }
-
-    /// Checks that keys of `config`, computed by this build, belong in this
-    /// store.
-    ///
-    /// # Errors
-    /// [`StoreError::KeyVersion`], [`StoreError::ConfigMismatch`].
-    pub fn check_config(&self, config: &KeyConfig) -> Result<(), StoreError> {
-        let m = &self.manifest;
-        if m.key_version != KEY_VERSION {
-            return Err(StoreError::KeyVersion {
-                dir: self.dir.clone(),
-                store: m.key_version,
-                current: KEY_VERSION,
-                config: m.config.clone(),
-            });
-        }
-        let identity = config.identity();
-        if m.identity != identity {
-            let (only_store, only_asked) = identity_diff(&m.identity, &identity);
-            return Err(StoreError::ConfigMismatch {
-                dir: self.dir.clone(),
-                store: format!("`{}` ({only_store})", m.config),
-                asked: format!("`{config}` ({only_asked})"),
-            });
-        }
-        Ok(())
-    }
-
     /// The store's directory.
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -459,347 +285,6 @@ impl SeenStore {
         }
         Ok(n)
     }
-
-    fn writable(&self) -> Result<(), StoreError> {
-        if self.lock.is_none() {
-            return Err(StoreError::ReadOnly {
-                dir: self.dir.clone(),
-            });
-        }
-        Ok(())
-    }
-
-    /// Adds `additions` (keys the store does not hold, as a run's session
-    /// collects them) as one commit, merging small runs as they accumulate.
-    /// A failed commit leaves the store at its last commit.
-    ///
-    /// # Errors
-    /// [`StoreError::ReadOnly`], [`StoreError::Io`] (a full disk...).
-    pub fn commit(&mut self, additions: Additions) -> Result<CommitReport, StoreError> {
-        self.writable()?;
-        if additions.is_empty() {
-            return Ok(self.report(0, 0));
-        }
-        let commit = self.manifest.commit + 1;
-        let path = self.dir.join(run_name(commit, 0));
-        let written = (|| {
-            let mut sorted = additions.into_sorted()?;
-            let mut w = RunWriter::create(&path, sorted.upper_bound())?;
-            while let Some(fp) = sorted.next_fp()? {
-                w.push(fp)?;
-            }
-            drop(sorted);
-            w.finish()
-        })();
-        let meta = match written {
-            Ok(meta) => meta,
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                return Err(e);
-            }
-        };
-        pause(Step::RunWritten);
-        let added = meta.keys;
-        let mut live = self.live();
-        live.push(self.opened(&path, &meta)?);
-        self.swap(commit, live, true, added)
-    }
-
-    /// Merges every run into one.
-    ///
-    /// # Errors
-    /// As [`commit`](Self::commit), and [`StoreError::Corrupt`] when a block
-    /// fails its checksum.
-    pub fn compact(&mut self) -> Result<CommitReport, StoreError> {
-        self.writable()?;
-        if self.runs.len() < 2 {
-            return Ok(self.report(0, 0));
-        }
-        let commit = self.manifest.commit + 1;
-        let live = self.live();
-        let all: Vec<usize> = (0..live.len()).collect();
-        let (live, merged) = self.merge_some(commit, live, &all, 0)?;
-        self.swap(commit, live, false, 0).map(|r| CommitReport {
-            merged_runs: merged,
-            ..r
-        })
-    }
-
-    /// Adds the keys of `other` (a store of the same configuration and key
-    /// version, from a parallel crawler) that this store lacks, as one
-    /// commit.
-    ///
-    /// # Errors
-    /// [`StoreError::ConfigMismatch`], [`StoreError::KeyVersion`], as
-    /// [`compact`](Self::compact).
-    pub fn merge_from(&mut self, other: &SeenStore) -> Result<CommitReport, StoreError> {
-        self.writable()?;
-        let (m, o) = (&self.manifest, &other.manifest);
-        if m.key_version != o.key_version {
-            return Err(StoreError::KeyVersion {
-                dir: other.dir.clone(),
-                store: o.key_version,
-                current: m.key_version,
-                config: o.config.clone(),
-            });
-        }
-        if m.identity != o.identity {
-            return Err(StoreError::ConfigMismatch {
-                dir: other.dir.clone(),
-                store: format!("`{}` ({})", o.config, o.identity),
-                asked: format!("`{}` ({}) of {}", m.config, m.identity, self.dir.display()),
-            });
-        }
-        let commit = self.manifest.commit + 1;
-        let path = self.dir.join(run_name(commit, 0));
-        let mut runs: Vec<&RunFile> = self.runs.iter().map(|r| &**r).collect();
-        let split = runs.len();
-        runs.extend(other.runs.iter().map(|r| &**r));
-        let meta = compact::write_selected(&path, &runs, split, |a, b| b && !a)?;
-        if meta.keys == 0 {
-            let _ = std::fs::remove_file(&path);
-            return Ok(self.report(0, 0));
-        }
-        pause(Step::RunWritten);
-        let added = meta.keys;
-        let mut live = self.live();
-        live.push(self.opened(&path, &meta)?);
-        self.swap(commit, live, true, added)
-    }
-
-    /// The live runs with their manifest entries.
-    fn live(&self) -> Vec<Live> {
-        self.runs
-            .iter()
-            .map(|r| {
-                let name = file_name(r.path());
-                let entry = self
-                    .manifest
-                    .runs
-                    .iter()
-                    .find(|e| e.name == name)
-                    .cloned()
-                    .unwrap_or(RunEntry {
-                        name,
-                        keys: r.len(),
-                        bytes: r.layout().file_bytes(),
-                        header_sum: r.header_sum(),
-                    });
-                (entry, Arc::clone(r))
-            })
-            .collect()
-    }
-
-    /// Opens a run just written.
-    fn opened(&self, path: &Path, meta: &format::RunMeta) -> Result<Live, StoreError> {
-        let run = RunFile::open(path).inspect_err(|_| {
-            let _ = std::fs::remove_file(path);
-        })?;
-        Ok((
-            RunEntry {
-                name: file_name(path),
-                keys: meta.keys,
-                bytes: meta.bytes,
-                header_sum: meta.header_sum,
-            },
-            Arc::new(run),
-        ))
-    }
-
-    /// Merges the runs `chosen` of `live` into one new run named for
-    /// `commit` (the `n`-th file of the commit); returns the new live set
-    /// and how many runs were merged.
-    fn merge_some(
-        &self,
-        commit: u64,
-        mut live: Vec<Live>,
-        chosen: &[usize],
-        n: usize,
-    ) -> Result<(Vec<Live>, usize), StoreError> {
-        if chosen.len() < 2 {
-            return Ok((live, 0));
-        }
-        let path = self.dir.join(run_name(commit, n));
-        let inputs: Vec<&RunFile> = chosen.iter().map(|&i| &*live[i].1).collect();
-        let meta = compact::merge_into(&path, &inputs)?;
-        let merged = self.opened(&path, &meta)?;
-        let mut i = 0;
-        live.retain(|_| {
-            let keep = !chosen.contains(&i);
-            i += 1;
-            keep
-        });
-        live.push(merged);
-        Ok((live, chosen.len()))
-    }
-
-    /// Makes `live` the store's runs as commit `commit` (merging small runs
-    /// first when `tier`), then removes the files no longer listed. On
-    /// failure, files the manifest on disk does not list are removed and
-    /// the store is as the manifest on disk says.
-    fn swap(
-        &mut self,
-        commit: u64,
-        live: Vec<Live>,
-        tier: bool,
-        added: u64,
-    ) -> Result<CommitReport, StoreError> {
-        let result = (|| {
-            let (live, merged) = if tier {
-                let keys: Vec<u64> = live.iter().map(|(e, _)| e.keys).collect();
-                let chosen = compact::plan(&keys);
-                self.merge_some(commit, live, &chosen, 1)?
-            } else {
-                (live, 0)
-            };
-            sync_dir(&self.dir)?;
-            pause(Step::RunsSynced);
-            let manifest = Manifest {
-                commit,
-                runs: live.iter().map(|(e, _)| e.clone()).collect(),
-                ..self.manifest.clone()
-            };
-            manifest.write(&self.dir)?;
-            Ok((manifest, live, merged))
-        })();
-        match result {
-            Ok((manifest, live, merged)) => {
-                self.manifest = manifest;
-                let mut runs: Vec<Arc<RunFile>> = live.into_iter().map(|(_, r)| r).collect();
-                runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
-                self.runs = runs;
-                pause(Step::Removing);
-                self.remove_orphans(false);
-                let _ = sync_dir(&self.dir);
-                Ok(self.report(added, merged))
-            }
-            Err(e) => {
-                // The manifest on disk says what the store is.
-                if let Ok(m) = Manifest::read(&self.dir) {
-                    if m != self.manifest {
-                        if let Ok(runs) = open_runs(&self.dir, &m) {
-                            self.manifest = m;
-                            self.runs = runs;
-                        }
-                    }
-                }
-                self.remove_orphans(false);
-                Err(e)
-            }
-        }
-    }
-
-    fn report(&self, added: u64, merged_runs: usize) -> CommitReport {
-        CommitReport {
-            added,
-            merged_runs,
-            commit: self.manifest.commit,
-            keys: self.len(),
-        }
-    }
-
-    /// Removes what an interrupted writer left: run files the manifest on
-    /// disk does not list, a half-written manifest and temporary files
-    /// (writers only; best effort; nothing when the manifest cannot be
-    /// read). This process's own temporary files are kept unless
-    /// `opening`.
-    fn remove_orphans(&self, opening: bool) {
-        if self.lock.is_none() {
-            return;
-        }
-        let Ok(manifest) = Manifest::read(&self.dir) else {
-            return;
-        };
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        let mine = format!("{TMP_PREFIX}{}-", std::process::id());
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let listed = manifest.runs.iter().any(|r| r.name == name);
-            let orphan = (is_run_name(&name) && !listed)
-                || (name.starts_with(TMP_PREFIX) && (opening || !name.starts_with(&mine)))
-                || name == MANIFEST_TMP;
-            if orphan {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-    }
-}
-
-/// What two identities (see [`KeyConfig::identity`]) do not share, each
-/// side as `flags a, b; params ...; lenient` (or `nothing else`).
-fn identity_diff(a: &str, b: &str) -> (String, String) {
-    fn parts(id: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for word in id.split(' ') {
-            match word.strip_prefix("flags=") {
-                Some(flags) => out.extend(
-                    flags
-                        .split(',')
-                        .filter(|f| !f.is_empty())
-                        .map(|f| format!("+{f}")),
-                ),
-                None => out.push(word.to_owned()),
-            }
-        }
-        out
-    }
-    let (pa, pb) = (parts(a), parts(b));
-    let only = |x: &[String], y: &[String]| {
-        let v: Vec<&str> = x
-            .iter()
-            .filter(|w| !y.contains(w))
-            .map(String::as_str)
-            .collect();
-        if v.is_empty() {
-            "nothing the other lacks".to_owned()
-        } else {
-            v.join(" ")
-        }
-    };
-    (only(&pa, &pb), only(&pb, &pa))
-}
-
-/// Why the runs of a manifest could not be opened.
-enum OpenRuns {
-    /// A listed run is missing (a writer may have replaced it).
-    Missing(String),
-    Other(StoreError),
-}
-use OpenRuns::{Missing, Other};
-
-/// Opens the runs `m` lists, checking each against its entry; largest
-/// first.
-fn open_runs(dir: &Path, m: &Manifest) -> Result<Vec<Arc<RunFile>>, OpenRuns> {
-    let mut runs = Vec::with_capacity(m.runs.len());
-    for e in &m.runs {
-        let path = dir.join(&e.name);
-        let run = match RunFile::open(&path) {
-            Ok(r) => r,
-            Err(StoreError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Missing(e.name.clone()))
-            }
-            Err(e) => return Err(Other(e)),
-        };
-        if run.header_sum() != e.header_sum || run.len() != e.keys {
-            return Err(Other(StoreError::corrupt(
-                &path,
-                "not the file the manifest lists (other header)",
-            )));
-        }
-        runs.push(Arc::new(run));
-    }
-    runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
-    Ok(runs)
-}
-
-fn is_empty_or_missing(dir: &Path) -> Result<bool, StoreError> {
-    match std::fs::read_dir(dir) {
-        Ok(mut entries) => Ok(entries.next().is_none()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
-        Err(e) => Err(StoreError::io(dir, e)),
-    }
 }
 
 fn file_name(path: &Path) -> String {
@@ -810,7 +295,9 @@ fn file_name(path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::manifest::{run_name, MANIFEST, MANIFEST_TMP};
     use super::*;
+    use crate::uri::key::{KeyConfig, KEY_VERSION};
 
     fn config() -> KeyConfig {
         "crawl".parse().unwrap()
@@ -958,6 +445,34 @@ mod tests {
     }
 
     #[test]
+    fn store_left_by_a_writer_killed_while_making_it_is_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        // What a writer killed between its lock and its manifest leaves.
+        std::fs::write(dir.path().join(lock::LOCK), b"pid 1 on host h\n").unwrap();
+        std::fs::write(dir.path().join(MANIFEST_TMP), b"half").unwrap();
+        let e = SeenStore::open(dir.path(), Access::ReadOnly).unwrap_err();
+        assert!(e.to_string().contains("makes one there"), "{e}");
+        let s = SeenStore::create(dir.path(), &config()).unwrap();
+        assert!(s.is_empty());
+        drop(s);
+        assert_eq!(SeenStore::open(dir.path(), Access::Write).unwrap().len(), 0);
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join(lock::LOCK), b"").unwrap();
+        assert!(SeenStore::open_or_create(other.path(), &config()).is_ok());
+        // A store whose manifest is gone is damaged, not to be made again.
+        let mut s = SeenStore::create(&other.path().join("s"), &config()).unwrap();
+        commit(&mut s, &fps(0..10));
+        drop(s);
+        std::fs::remove_file(other.path().join("s").join(MANIFEST)).unwrap();
+        let e = SeenStore::open_or_create(&other.path().join("s"), &config()).unwrap_err();
+        assert!(e.is_corrupt(), "{e}");
+        assert!(matches!(
+            SeenStore::create(&other.path().join("s"), &config()),
+            Err(StoreError::Exists { .. })
+        ));
+    }
+
+    #[test]
     fn store_one_writer_readers_beside_it() {
         let dir = tempfile::tempdir().unwrap();
         let mut w = SeenStore::create(dir.path(), &config()).unwrap();
@@ -1020,6 +535,25 @@ mod tests {
         assert_eq!(w.len(), 100);
         let left = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(left, 3, "MANIFEST, LOCK and one run");
+    }
+
+    #[test]
+    fn store_refuses_a_run_of_another_store_with_as_many_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        let mut sa = SeenStore::create(&a, &config()).unwrap();
+        commit(&mut sa, &fps(0..100));
+        let mut sb = SeenStore::create(&b, &config()).unwrap();
+        commit(&mut sb, &fps(100..200));
+        drop((sa, sb));
+        std::fs::copy(b.join(run_name(1, 0)), a.join(run_name(1, 0))).unwrap();
+        let e = SeenStore::open(&a, Access::ReadOnly).unwrap_err();
+        assert!(
+            e.is_corrupt() && e.to_string().contains("another store"),
+            "{e}"
+        );
+        let report = verify(&a);
+        assert!(!report.is_ok(), "{report:?}");
     }
 
     #[test]

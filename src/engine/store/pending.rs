@@ -94,12 +94,18 @@ impl Additions {
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let path = self.dir.join(name);
-        let io = |e| StoreError::io(&path, e);
-        let mut w = BufWriter::with_capacity(1 << 20, File::create(&path).map_err(io)?);
-        for fp in &self.buf {
-            w.write_all(&fp.to_be_bytes()).map_err(io)?;
+        let written = (|| {
+            let mut w = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+            for fp in &self.buf {
+                w.write_all(&fp.to_be_bytes())?;
+            }
+            w.flush()
+        })();
+        if let Err(e) = written {
+            // A full disk: what was written of it goes too.
+            let _ = std::fs::remove_file(&path);
+            return Err(StoreError::io(&path, e));
         }
-        w.flush().map_err(io)?;
         self.files.push((path, self.buf.len() as u64));
         self.buf.clear();
         Ok(())

@@ -66,6 +66,7 @@ pub fn verify(dir: &Path) -> VerifyReport {
             }
         };
         if run.header_sum() != entry.header_sum
+            || entry.content_sum.is_some_and(|c| c != run.content_sum())
             || run.len() != entry.keys
             || run.layout().file_bytes() != entry.bytes
         {

@@ -44,11 +44,11 @@ pub fn url<'a>(
     url_by_serde(line, buf)
 }
 
-/// [`url`] read by `serde_json` alone, whatever the line (the reference
+/// [`url`](fn@url) read by `serde_json` alone, whatever the line (the reference
 /// the fast path is tested and measured against).
 ///
 /// # Errors
-/// As [`url`].
+/// As [`url`](fn@url).
 pub fn url_by_serde<'a>(
     line: &'a [u8],
     buf: &'a mut Vec<u8>,
