@@ -26,6 +26,7 @@ fn sample_body() -> String {
                 keys: 1000 + n as u64,
                 bytes: 16_250_216,
                 header_sum: 0x4f1c_0e3a_5b6d_7e8f,
+                content_sum: Some(0x5e6f_7081_92a3_b4c5),
             })
             .collect(),
     };

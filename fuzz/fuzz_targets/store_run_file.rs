@@ -130,6 +130,7 @@ fuzz_target!(|data: &[u8]| {
             keys: run.len(),
             bytes: bytes.len() as u64,
             header_sum: run.header_sum(),
+            content_sum: Some(run.content_sum()),
         }],
     };
     std::fs::write(dir.join("MANIFEST"), manifest.encode()).unwrap();
