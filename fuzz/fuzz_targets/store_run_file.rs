@@ -107,7 +107,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let iterated: Vec<_> = run.iter().collect();
     assert!(iterated.len() as u64 <= run.len());
-    let keys: Vec<u128> = iterated.iter().filter_map(|k| k.as_ref().ok()).copied().collect();
+    let keys: Vec<u128> = iterated
+        .iter()
+        .filter_map(|k| k.as_ref().ok())
+        .copied()
+        .collect();
     // Lookups of what iteration gave, one by one and sorted, and of keys
     // near them: errors are fine here, panics are not.
     let mut probes = keys.clone();
@@ -136,7 +140,11 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(dir.join("MANIFEST"), manifest.encode()).unwrap();
     let report = verify(dir);
     if report.is_ok() {
-        assert_eq!(keys.len() as u64, run.len(), "verified, yet not every key iterated");
+        assert_eq!(
+            keys.len() as u64,
+            run.len(),
+            "verified, yet not every key iterated"
+        );
         let found_sorted = sorted.as_ref().map(|()| &found);
         for (i, p) in probes.iter().enumerate() {
             let member = keys.binary_search(p).is_ok();
@@ -153,7 +161,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if let Some((keys_written, mut seed)) = written {
-        assert!(report.is_ok(), "the writer's own file: {:?}", report.problems);
+        assert!(
+            report.is_ok(),
+            "the writer's own file: {:?}",
+            report.problems
+        );
         assert_eq!(keys, keys_written);
         for _ in 0..64 {
             let other = fp(&mut seed);

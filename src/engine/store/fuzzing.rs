@@ -48,3 +48,18 @@ pub fn seal_run_file(bytes: &mut [u8]) {
     let sum = xxh3_64(&bytes[sums..trailer]);
     bytes[trailer..trailer + 8].copy_from_slice(&sum.to_le_bytes());
 }
+
+// The run file's writer and iterator are reachable outside the crate only
+// through these hooks, so their `Debug` (which the crate's lints ask of
+// public types) lives here.
+impl core::fmt::Debug for RunWriter {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RunWriter").finish_non_exhaustive()
+    }
+}
+
+impl core::fmt::Debug for super::format::RunIter<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RunIter").finish_non_exhaustive()
+    }
+}
