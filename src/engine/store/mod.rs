@@ -56,6 +56,10 @@ mod compact;
 mod durable;
 mod error;
 mod format;
+/// Test hooks for the fuzz targets (feature `__internal-testing`); not a public API.
+#[cfg(feature = "__internal-testing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod lock;
 mod lookup;
 mod manifest;
