@@ -294,7 +294,7 @@ impl RunWriter {
 
     /// Number of fingerprints written so far.
     #[cfg(test)]
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.keys
     }
 
@@ -454,6 +454,11 @@ impl RunFile {
     /// Number of fingerprints.
     pub fn len(&self) -> u64 {
         self.layout.keys
+    }
+
+    /// True when the run holds no fingerprint.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The header's checksum.
