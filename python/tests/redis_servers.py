@@ -180,8 +180,8 @@ class RedisServer:
                 raise RuntimeError(f"redis-server on port {self.port} did not answer PING")
             time.sleep(0.05)
 
-    def command(self, *args: str | bytes) -> object:
-        return command(self.port, *args)
+    def command(self, *args: str | bytes, timeout: float = 10.0) -> object:
+        return command(self.port, *args, timeout=timeout)
 
     def used_memory(self) -> int:
         info = self.command("INFO", "memory")
