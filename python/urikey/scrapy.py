@@ -644,9 +644,10 @@ class RedisDupeFilter:
       ``URIKEY_ENABLE`` and ``URIKEY_DISABLE``), not scrapy-redis's SHA1 of
       w3lib's ``canonicalize_url``: a set scrapy-redis filled is not reused
       (it stays at the key itself, beside the new set's ``NAME:meta`` and
-      buckets, untouched; ``UNLINK`` it to free its memory). The crawler's ``REQUEST_FINGERPRINTER_CLASS`` is used
-      when it is ``urikey.scrapy.RequestFingerprinter``, else one made from
-      the settings, so the set always holds URL keys;
+      buckets, untouched; ``UNLINK`` it to free its memory). The crawler's
+      ``REQUEST_FINGERPRINTER_CLASS`` is used when it is
+      ``urikey.scrapy.RequestFingerprinter``, else one made from the
+      settings, so the set always holds URL keys;
     * a claim is atomic across workers: one worker among all gets "new";
     * duplicates are counted in the ``dupefilter/filtered`` stat, as Scrapy's
       own filter does (scrapy-redis's filter counts none);
