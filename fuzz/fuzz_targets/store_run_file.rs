@@ -88,7 +88,8 @@ fuzz_target!(|data: &[u8]| {
         let changes = &rest[11..];
         for c in changes.chunks_exact(3) {
             let at = usize::from(u16::from_le_bytes([c[0], c[1]]));
-            if let Some(b) = bytes.get_mut(at % bytes.len()) {
+            let len = bytes.len();
+            if let Some(b) = bytes.get_mut(at % len) {
                 *b ^= c[2];
             }
         }
