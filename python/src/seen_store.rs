@@ -82,11 +82,34 @@ pub struct PySeenStore {
 }
 
 fn store_error(e: StoreError) -> PyErr {
+    let message = e.to_string();
     match e {
         StoreError::ConfigMismatch { .. } | StoreError::KeyVersion { .. } => {
-            PyValueError::new_err(e.to_string())
+            PyValueError::new_err(message)
         }
-        _ => PyOSError::new_err(e.to_string()),
+        // OSError(errno, strerror, filename) is the errno's subclass
+        // (`FileNotFoundError`, `NotADirectoryError`...), as `dedup_file`
+        // raises them.
+        StoreError::Io {
+            ref path,
+            ref source,
+        } => match source.raw_os_error() {
+            Some(code) => {
+                let text = source.to_string();
+                let strerror = text.split(" (os error ").next().unwrap_or(&text).to_owned();
+                PyOSError::new_err((code, strerror, path.to_string_lossy().into_owned()))
+            }
+            None => PyOSError::new_err(message),
+        },
+        StoreError::CommitNotSynced {
+            ref dir,
+            ref source,
+            ..
+        } => match source.raw_os_error() {
+            Some(code) => PyOSError::new_err((code, message, dir.to_string_lossy().into_owned())),
+            None => PyOSError::new_err(message),
+        },
+        _ => PyOSError::new_err(message),
     }
 }
 

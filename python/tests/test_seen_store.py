@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import threading
 from pathlib import Path
 
@@ -62,6 +63,15 @@ def test_one_writer_and_configuration(tmp_path: Path) -> None:
         urikey.SeenStore(path, "rfc")
     with pytest.raises(OSError, match="not a seen-store"):
         urikey.SeenStore(tmp_path / "missing", create=False)
+
+
+def test_os_errors_carry_errno_and_filename(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(NotADirectoryError) as caught:
+        urikey.SeenStore(blocker / "seen")
+    assert caught.value.errno == errno.ENOTDIR
+    assert caught.value.filename == str(blocker / "seen")
 
 
 def test_same_answers_as_a_deduplicator(tmp_path: Path) -> None:
