@@ -207,7 +207,7 @@ def test_dedup_file_format(tmp_path: Path, cli: Path) -> None:
     # The engine's one set of option rules: Python's message is the CLI's.
     refused = run_cli(cli, "dedup", "--format", "csv", str(FORMATS / "sample.cdx"))
     assert refused.returncode == 2
-    message = 'unknown format "csv" (one of: lines, cdxj, cdx, warc, wat, parquet)'
+    message = 'unknown format "csv" (one of: lines, cdxj, cdx, warc, wat, parquet, arc)'
     assert message in refused.stderr
     with pytest.raises(ValueError, match=re.escape(message)):
         urikey.dedup_file(FORMATS / "sample.cdx", tmp_path / "x", format="csv")

@@ -374,7 +374,7 @@ mod tests {
         let e = builder().format_named(Some("jsonl")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "unknown format \"jsonl\" (one of: lines, cdxj, cdx, warc, wat, parquet)"
+            "unknown format \"jsonl\" (one of: lines, cdxj, cdx, warc, wat, parquet, arc)"
         );
         assert!(builder().emit_named("keys").is_err());
         assert_eq!(
