@@ -203,8 +203,8 @@ struct Finished {
 ///     field (int | None): take the URL from this column (1-based) and
 ///         write whole lines (--field).
 ///     delimiter (str): the column separator for `field`, one byte (TAB).
-///     format (str | None): "lines", "cdxj", "cdx", "warc", "wat" or
-///         "parquet" (--format); recognised from the content when None.
+///     format (str | None): "lines", "cdxj", "cdx", "warc", "wat", "parquet"
+///         or "arc" (--format); recognised from the content when None.
 ///     threads (int): worker threads; 0 (the default) uses every core.
 ///     rejects (path | None): write every invalid line there as
 ///         "path:line:byte:reason<TAB>line".
