@@ -18,6 +18,7 @@ __all__ = [
     "Canonicalizer",
     "Deduplicator",
     "InvalidURIError",
+    "RedisSeenSet",
     "SeenStore",
     "__version__",
     "canonicalize",
