@@ -228,7 +228,8 @@ pub fn for_each_group(
     // Kept to release the pages of row groups handed over.
     let map = bytes.clone();
     let data = bytes::Bytes::from_owner(bytes);
-    let reader = SerializedFileReader::new(data).map_err(|e| fault(0, 0, e.to_string()))?;
+    let reader = unpanicked(|| SerializedFileReader::new(data).map_err(|e| e.to_string()))
+        .map_err(|message| fault(0, 0, message))?;
     let meta = reader.metadata();
     let schema = meta.file_metadata().schema_descr();
     let columns = schema.columns();
@@ -314,6 +315,21 @@ pub fn for_each_group(
     Ok(())
 }
 
+/// `f`'s answer, or the message of its panic: the `parquet` crate (60.1)
+/// panics on some damaged files where it should return an error (found
+/// by the `parquet_reader` fuzz target: an index out of range in
+/// `util/bit_util.rs`), and a damaged file is an error, never a crash.
+fn unpanicked<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        Err(format!("the Parquet reader failed on damaged data ({why})"))
+    })
+}
+
 /// What decodes a row group of the column, shared by the decoder threads.
 struct GroupDecoder {
     name: String,
@@ -344,6 +360,19 @@ impl GroupDecoder {
 
     /// The lines of row group `g`.
     fn decode(&self, g: usize) -> Result<RowLines, Error> {
+        let first_row = self.first_rows[g];
+        let byte = self
+            .reader
+            .metadata()
+            .row_group(g)
+            .column(self.index)
+            .byte_range()
+            .0;
+        unpanicked(|| Ok(self.decode_group(g)))
+            .map_err(|message| self.fault(first_row, byte, format!("row group {g}: {message}")))?
+    }
+
+    fn decode_group(&self, g: usize) -> Result<RowLines, Error> {
         let first_row = self.first_rows[g];
         let meta = self.reader.metadata();
         let byte = meta.row_group(g).column(self.index).byte_range().0;
