@@ -45,14 +45,14 @@
 //!    `engine/input/formats/open.rs` opens an input in its format
 //!    (`engine/input/formats/detect.rs` recognises it) and gives its
 //!    reader (`engine/input/formats/reader.rs`).
-//! 2. `engine/run/reader.rs` cuts what the reader gives into chunks of
+//! 2. `engine/pipeline/reader.rs` cuts what the reader gives into chunks of
 //!    lines (`engine/input/chunk.rs`, `engine/input/newlines.rs`; the
 //!    decoded segments of a mapped gzip file without a copy in
 //!    `engine/input/blocks.rs`; the lines a record format writes in
 //!    `engine/input/formats/record_lines.rs`) and hands them over a batch
 //!    at a time; `engine/input/lines.rs` holds the line rules every
 //!    command shares (BOM, CR, line limit, `--field`).
-//! 3. *Keys and their insertion*, `engine/batch/`: `engine/run/driver.rs`
+//! 3. *Keys and their insertion*, `engine/batch/`: `engine/pipeline/driver.rs`
 //!    runs the phases of each batch: phase 1 (`engine/batch/scan.rs`)
 //!    turns every line into a key and a fingerprint with the
 //!    [`uri::key::Keyer`]; phase 2 (`engine/batch/insert.rs`) inserts the
@@ -63,7 +63,7 @@
 //!    (`engine/spill/`: partition and lines files, resolution, final
 //!    merge). With a seen-store, the keys a run sees first are sorted by
 //!    `engine/seen/fp_sort.rs` before the store is asked about them.
-//! 4. *Bytes out*, `engine/output/`: `engine/run/writer.rs` writes the
+//! 4. *Bytes out*, `engine/output/`: `engine/pipeline/writer.rs` writes the
 //!    selected lines of each batch in order (phase 3,
 //!    `engine/batch/emit.rs`); `engine/output/file.rs` makes an output
 //!    file appear whole or not at all; `engine/observe.rs` reports
@@ -73,11 +73,13 @@
 //! consults for every key it sees first (in phase 2, and when a spilled
 //! run resolves a partition); `engine/store/` is the seen-store behind it:
 //! `engine/store/mod.rs` (open, commit, compact, merge), run files
-//! (`engine/store/format.rs`), batch lookups on all threads
+//! (`engine/store/run_file.rs`), batch lookups on all threads
 //! (`engine/store/lookup.rs`), the manifest and its atomic replacement
 //! (`engine/store/manifest.rs`), the writer lock (`engine/store/lock.rs`),
-//! the new keys waiting for a commit (`engine/store/pending.rs`), merging
-//! runs (`engine/store/compact.rs`), `engine/store/verify.rs`; the commands
+//! the new keys waiting for a commit (`engine/store/additions.rs`), merging
+//! run files (`engine/store/compact.rs`), `engine/store/verify.rs`;
+//! `engine/batched_store.rs` feeds a store batch after batch (Python's
+//! `SeenStore`); the commands
 //! are in `cli/state.rs`, the Parquet export in `cli/export_parquet.rs`.
 //!
 //! **Batches of separate lines** (not a file): `engine/line_keys.rs` keys
@@ -128,7 +130,16 @@
 //! different shards at once. A *chunk* is a piece of input (768 KiB by
 //! default) that ends after a newline; a *batch* is the group of chunks
 //! (four per thread, at least eight) that goes through the phases
-//! together.
+//! together. A *run* is one `dedup` over its inputs ([`engine::run()`]);
+//! its code is the *pipeline* (`engine/pipeline/`). A run past its memory
+//! budget *spills*: its lines go to partition files, and with `--count`
+//! each partition yields a *count file* of `(sequence, count)` pairs. A
+//! *seen-store* is a directory of *run files* (`run-<commit>-<n>.ukr`:
+//! immutable sorted fingerprints, `engine/store/run_file.rs`; the word
+//! is the on-disk format's, and always comes as "run file") listed by its
+//! *manifest*; the *additions* are the keys waiting for the next *commit*,
+//! which writes them as a run file and replaces the manifest
+//! (`engine/store/additions.rs`, `engine/store/commit.rs`).
 //!
 //! ## Use it from Rust
 //!

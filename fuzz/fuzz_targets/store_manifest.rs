@@ -11,12 +11,13 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use urikey::engine::store::fuzzing::{run_name, Manifest, RunEntry};
+use urikey::uri::key::Identity;
 
 /// The body of a manifest as a store writes it (its checksum line cut).
 fn sample_body() -> String {
     let m = Manifest {
         key_version: 1,
-        identity: "flags=lowercase-scheme,remove-fragment lenient".into(),
+        identity: Identity::from_text("flags=lowercase-scheme,remove-fragment lenient"),
         config: "crawl +sort-query".into(),
         key_format: "uri".into(),
         commit: 3,

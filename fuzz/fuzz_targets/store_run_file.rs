@@ -17,6 +17,7 @@ use urikey::engine::store::fuzzing::{
     run_name, seal_run_file, Manifest, RunEntry, RunFile, RunWriter,
 };
 use urikey::engine::store::verify;
+use urikey::uri::key::Identity;
 
 /// A directory of its own for this process, on tmpfs where there is one.
 fn store_dir() -> &'static PathBuf {
@@ -107,7 +108,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let iterated: Vec<_> = run.iter().collect();
-    assert!(iterated.len() as u64 <= run.len());
+    assert!(iterated.len() as u64 <= run.key_count());
     let keys: Vec<u128> = iterated
         .iter()
         .filter_map(|k| k.as_ref().ok())
@@ -126,13 +127,13 @@ fuzz_target!(|data: &[u8]| {
     // Verify the file as a store's one run.
     let manifest = Manifest {
         key_version: 1,
-        identity: "fuzz".into(),
+        identity: Identity::from_text("fuzz"),
         config: "fuzz".into(),
         key_format: "uri".into(),
         commit: 1,
         runs: vec![RunEntry {
             name,
-            keys: run.len(),
+            keys: run.key_count(),
             bytes: bytes.len() as u64,
             header_sum: run.header_sum(),
             content_sum: Some(run.content_sum()),
@@ -143,7 +144,7 @@ fuzz_target!(|data: &[u8]| {
     if report.is_ok() {
         assert_eq!(
             keys.len() as u64,
-            run.len(),
+            run.key_count(),
             "verified, yet not every key iterated"
         );
         let found_sorted = sorted.as_ref().map(|()| &found);

@@ -1,10 +1,15 @@
 //! A batch of 16-byte fingerprints from Python, for the `*_fingerprints`
-//! methods of `SeenStore` and `Deduplicator` (callers that fingerprint
-//! requests themselves, as a Scrapy dupefilter does).
+//! methods of `SeenStore`, `RedisSeenSet` and `Deduplicator` (callers that
+//! fingerprint requests themselves, as a Scrapy dupefilter does); and the
+//! fingerprints of a batch of URLs with their places, for the sets that
+//! answer by fingerprint.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
+
+use crate::keys::{self, Line};
+use crate::options::Keying;
 
 /// Reads an iterable of 16-byte `bytes` in the byte order
 /// `Canonicalizer.fingerprint` returns (big-endian).
@@ -38,4 +43,35 @@ pub fn read_fingerprints(fps: &Bound<'_, PyAny>) -> PyResult<Vec<u128>> {
         out.push(u128::from_be_bytes(raw));
     }
     Ok(out)
+}
+
+/// The fingerprints of `fingerprints` (as [`read_fingerprints`] reads
+/// them), each with its place: the form the sets' batch answers take.
+///
+/// # Errors
+/// As [`read_fingerprints`].
+pub fn indexed_fingerprints(fingerprints: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, u128)>> {
+    Ok(read_fingerprints(fingerprints)?
+        .into_iter()
+        .enumerate()
+        .collect())
+}
+
+/// The fingerprint of every valid line of a batch, with its place.
+pub fn valid_fingerprints(keying: &Keying, lines: &[Line<'_>]) -> Vec<(usize, u128)> {
+    keys::fingerprints(keying, lines)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
+        .collect()
+}
+
+/// A batch of `n`'s answers: `answers[j]` at the place of `valid[j]`,
+/// false at the others (invalid lines, `None`).
+pub fn scatter(valid: &[(usize, u128)], answers: &[bool], n: usize) -> Vec<bool> {
+    let mut mask = vec![false; n];
+    for ((i, _), &a) in valid.iter().zip(answers) {
+        mask[*i] = a;
+    }
+    mask
 }

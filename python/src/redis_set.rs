@@ -16,8 +16,7 @@ use urikey::engine::redis::{
 use urikey::uri::key::Relative;
 
 use crate::batch::Batch;
-use crate::fingerprints::read_fingerprints;
-use crate::keys::{self, Line};
+use crate::fingerprints::{indexed_fingerprints, scatter, valid_fingerprints};
 use crate::options::{self, Keying};
 
 /// The Python exception of a set's error.
@@ -348,15 +347,6 @@ pub struct PyRedisSeenSet {
     set: Mutex<RedisSeenSet>,
 }
 
-/// The fingerprint of every valid line of a batch, with its place.
-fn valid_fingerprints(keying: &Keying, lines: &[Line<'_>]) -> Vec<(usize, u128)> {
-    keys::fingerprints(keying, lines)
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
-        .collect()
-}
-
 impl PyRedisSeenSet {
     fn with<T: Send>(
         &self,
@@ -386,18 +376,14 @@ impl PyRedisSeenSet {
                 s.contains_each(&fps)
             }
         })?;
-        let mut mask = vec![false; n];
-        for ((i, _), g) in valid.iter().zip(got) {
-            mask[*i] = g;
-        }
-        Ok(mask)
+        Ok(scatter(&valid, &got, n))
     }
 }
 
 #[pymethods]
 impl PyRedisSeenSet {
     #[new]
-    #[pyo3(signature = (url_or_client, profile = "rfc", *, name = DEFAULT_NAME, enable = None,
+    #[pyo3(signature = (url_or_client, profile = "rfc", *, name = "urikey", enable = None,
         disable = None, lenient = false, compat = None, expected_keys = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -564,9 +550,9 @@ impl PyRedisSeenSet {
         py: Python<'_>,
         fingerprints: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let fps = read_fingerprints(fingerprints)?;
-        let n = fps.len();
-        self.answer(py, fps.into_iter().enumerate().collect(), n, true)
+        let valid = indexed_fingerprints(fingerprints)?;
+        let n = valid.len();
+        self.answer(py, valid, n, true)
     }
 
     /// Which fingerprints the set holds; nothing is added.
@@ -593,9 +579,9 @@ impl PyRedisSeenSet {
         py: Python<'_>,
         fingerprints: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let fps = read_fingerprints(fingerprints)?;
-        let n = fps.len();
-        self.answer(py, fps.into_iter().enumerate().collect(), n, false)
+        let valid = indexed_fingerprints(fingerprints)?;
+        let n = valid.len();
+        self.answer(py, valid, n, false)
     }
 
     /// Keys in the set (counted over its buckets: one SCARD each).
@@ -641,7 +627,7 @@ impl PyRedisSeenSet {
         d.set_item("levels", i.meta.levels.clone())?;
         d.set_item("growing", i.meta.growing)?;
         d.set_item("config", &i.meta.config)?;
-        d.set_item("identity", &i.meta.identity)?;
+        d.set_item("identity", i.meta.identity.as_str())?;
         d.set_item("key_version", i.meta.key_version)?;
         d.set_item("layout_version", i.meta.layout)?;
         d.set_item("used_memory", i.used_memory)?;

@@ -5,37 +5,18 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use pyo3::exceptions::{PyMemoryError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyFileExistsError, PyFileNotFoundError, PyMemoryError, PyNotADirectoryError, PyOSError,
+    PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
-use urikey::engine::store::{Access, Additions, SeenStore, StoreError};
-use urikey::engine::{memory, SeenSet};
+use urikey::engine::store::{Access, SeenStore, StoreError};
+use urikey::engine::{memory, BatchError, BatchedStore};
 use urikey::uri::key::Relative;
 
 use crate::batch::Batch;
-use crate::fingerprints::read_fingerprints;
-use crate::keys::{self, Line};
+use crate::fingerprints::{indexed_fingerprints, scatter, valid_fingerprints};
 use crate::options::{self, Keying};
-
-/// The 16-byte fingerprints of `fingerprints`, each with its index (the
-/// form the batch calls take valid keys in: here every item is one).
-fn indexed_fingerprints(fingerprints: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, u128)>> {
-    Ok(read_fingerprints(fingerprints)?
-        .into_iter()
-        .enumerate()
-        .collect())
-}
-
-/// An open store and what was added since its last commit.
-#[derive(Debug)]
-struct Open {
-    store: SeenStore,
-    /// Every key added since the last commit, to answer "seen before?"
-    /// for them (the store holds only committed keys).
-    pending: SeenSet,
-    /// Of those, the keys the store lacks: the next commit's.
-    additions: Option<Additions>,
-    added: u64,
-}
 
 /// A seen-store on disk (`urikey dedup --state`'s), fed batch after batch:
 /// which URLs are new to everything committed before, across processes and
@@ -75,10 +56,9 @@ struct Open {
 pub struct PySeenStore {
     keying: Arc<Keying>,
     path: PathBuf,
-    limit: Option<u64>,
     // Locked with the GIL released: calls from several threads are taken
     // one at a time.
-    open: Mutex<Option<Open>>,
+    open: Mutex<Option<BatchedStore>>,
 }
 
 fn store_error(e: StoreError) -> PyErr {
@@ -109,8 +89,38 @@ fn store_error(e: StoreError) -> PyErr {
             Some(code) => PyOSError::new_err((code, message, dir.to_string_lossy().into_owned())),
             None => PyOSError::new_err(message),
         },
+        // The rest name the store (or its damaged file) as `filename`, as
+        // an OSError of the file system would.
+        StoreError::NotAStore { ref dir, .. } => {
+            let err = if !dir.exists() {
+                PyFileNotFoundError::new_err(message)
+            } else if !dir.is_dir() {
+                PyNotADirectoryError::new_err(message)
+            } else {
+                PyOSError::new_err(message)
+            };
+            with_filename(err, dir)
+        }
+        StoreError::Exists { ref dir } => with_filename(PyFileExistsError::new_err(message), dir),
+        StoreError::Corrupt { ref path, .. } | StoreError::NewerFormat { ref path, .. } => {
+            with_filename(PyOSError::new_err(message), path)
+        }
+        StoreError::Locked { ref dir, .. } | StoreError::ReadOnly { ref dir } => {
+            with_filename(PyOSError::new_err(message), dir)
+        }
         _ => PyOSError::new_err(message),
     }
+}
+
+/// `err` with its `filename` attribute set to `path`.
+fn with_filename(err: PyErr, path: &std::path::Path) -> PyErr {
+    Python::with_gil(|py| {
+        // Setting an attribute of a fresh OSError cannot fail.
+        let _ = err
+            .value(py)
+            .setattr("filename", path.to_string_lossy().into_owned());
+    });
+    err
 }
 
 fn closed() -> PyErr {
@@ -126,7 +136,7 @@ impl PySeenStore {
     fn with<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl FnOnce(&mut Open) -> PyResult<T> + Send,
+        f: impl FnOnce(&mut BatchedStore) -> PyResult<T> + Send,
     ) -> PyResult<T> {
         let open = &self.open;
         py.allow_threads(|| {
@@ -137,67 +147,24 @@ impl PySeenStore {
             }
         })
     }
-
-    fn new_pending(&self) -> SeenSet {
-        SeenSet::new(self.keying.keyer.clone()).with_memory_limit(self.limit)
-    }
 }
 
-/// The fingerprint of every valid line of a batch, with its place.
-fn valid_fingerprints(keying: &Keying, lines: &[Line<'_>]) -> Vec<(usize, u128)> {
-    keys::fingerprints(keying, lines)
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, fp)| fp.map(|fp| (i, fp)))
-        .collect()
+/// The fingerprints of `valid` (with their places in a batch of `n`) added
+/// to `o`: true at the place of each one new to it.
+fn add_valid(o: &mut BatchedStore, valid: &[(usize, u128)], n: usize) -> PyResult<Vec<bool>> {
+    let fps: Vec<u128> = valid.iter().map(|v| v.1).collect();
+    let new = o.add_fingerprints(&fps).map_err(|e| match e {
+        BatchError::OverLimit(_) => PyMemoryError::new_err(e.to_string()),
+        BatchError::Store(e) => store_error(e),
+    })?;
+    Ok(scatter(valid, &new, n))
 }
 
-/// Which of `fps` (with their places) the store holds (looked up on all
-/// threads).
-fn in_store(store: &SeenStore, fps: &[(usize, u128)]) -> PyResult<Vec<bool>> {
-    let keys: Vec<u128> = fps.iter().map(|p| p.1).collect();
-    store.contains_each(&keys).map_err(store_error)
-}
-
-/// Adds the fingerprints `valid` (with their places in a batch of `n`):
-/// true at the place of each one neither the store nor an earlier one has.
-fn add_valid(o: &mut Open, valid: &[(usize, u128)], n: usize) -> PyResult<Vec<bool>> {
-    let only: Vec<u128> = valid.iter().map(|v| v.1).collect();
-    let first = o
-        .pending
-        .add_fingerprints(&only)
-        .map_err(|e| PyMemoryError::new_err(format!("{e} (commit more often)")))?;
-    let firsts: Vec<(usize, u128)> = valid
-        .iter()
-        .zip(&first)
-        .filter(|(_, f)| **f)
-        .map(|(v, _)| *v)
-        .collect();
-    let known = in_store(&o.store, &firsts)?;
-    let mut mask = vec![false; n];
-    let mut new = Vec::new();
-    for ((i, fp), k) in firsts.iter().zip(known) {
-        if !k {
-            mask[*i] = true;
-            new.push(*fp);
-        }
-    }
-    if let Some(a) = o.additions.as_mut() {
-        a.push(&new).map_err(store_error)?;
-    }
-    o.added += new.len() as u64;
-    Ok(mask)
-}
-
-/// True at the place of each of `valid` (in a batch of `n`) that the store
-/// holds or that was added since the last commit.
-fn contains_valid(o: &Open, valid: &[(usize, u128)], n: usize) -> PyResult<Vec<bool>> {
-    let known = in_store(&o.store, valid)?;
-    let mut mask = vec![false; n];
-    for ((i, fp), k) in valid.iter().zip(known) {
-        mask[*i] = k || o.pending.contains_fingerprint(*fp);
-    }
-    Ok(mask)
+/// True at the place of each of `valid` (in a batch of `n`) that `o` holds.
+fn contains_valid(o: &BatchedStore, valid: &[(usize, u128)], n: usize) -> PyResult<Vec<bool>> {
+    let fps: Vec<u128> = valid.iter().map(|v| v.1).collect();
+    let known = o.contains_fingerprints(&fps).map_err(store_error)?;
+    Ok(scatter(valid, &known, n))
 }
 
 #[pymethods]
@@ -234,20 +201,12 @@ impl PySeenStore {
                 (false, false) => SeenStore::open_for(&p, &c, Access::Write),
             })
             .map_err(store_error)?;
+        let batches = BatchedStore::new(store, keying.keyer.clone(), limit);
         let me = Self {
             keying,
             path,
-            limit,
-            open: Mutex::new(None),
+            open: Mutex::new(Some(batches)),
         };
-        let additions = (!readonly).then(|| store.additions());
-        let pending = me.new_pending();
-        *me.open.lock().map_err(|_| poisoned())? = Some(Open {
-            store,
-            pending,
-            additions,
-            added: 0,
-        });
         Ok(me)
     }
 
@@ -404,8 +363,9 @@ impl PySeenStore {
     ///
     /// Raises:
     ///     ValueError: the store is closed or read-only.
-    ///     OSError: the commit could not be written (the store stays at its
-    ///         last commit).
+    ///     OSError: the commit could not be written: the store stays at its
+    ///         last commit, and the keys added since are forgotten (new again
+    ///         to the next `add`, never "seen" without being stored).
     ///
     /// Example:
     ///     >>> s = urikey.SeenStore("seen", "crawl")
@@ -414,28 +374,18 @@ impl PySeenStore {
     ///     >>> s.commit()
     ///     2
     fn commit(&self, py: Python<'_>) -> PyResult<u64> {
-        let fresh = self.new_pending();
-        self.with(py, move |o| {
-            let Some(additions) = o.additions.take() else {
+        self.with(py, |o| {
+            if o.is_read_only() {
                 return Err(PyValueError::new_err(
                     "the SeenStore was opened read-only: nothing can be committed",
                 ));
-            };
-            let next = o.store.additions();
-            let report = o.store.commit(additions);
-            o.additions = Some(next);
-            let report = report.map_err(store_error)?;
-            o.pending = fresh;
-            o.added = 0;
-            Ok(report.added)
+            }
+            Ok(o.commit().map_err(store_error)?.added)
         })
     }
 
-    /// Keys in the store, and added since the last commit.
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        self.with(py, |o| {
-            Ok(usize::try_from(o.store.len() + o.added).unwrap_or(usize::MAX))
-        })
+        self.with(py, |o| Ok(usize::try_from(o.len()).unwrap_or(usize::MAX)))
     }
 
     /// Releases the store and its writer lock; keys added since the last
@@ -474,7 +424,7 @@ impl PySeenStore {
         _exc: Option<&Bound<'_, PyAny>>,
         _tb: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let readonly = self.with(py, |o| Ok(o.additions.is_none()))?;
+        let readonly = self.with(py, |o| Ok(o.is_read_only()))?;
         let result = if exc_type.is_none() && !readonly {
             self.commit(py).map(drop)
         } else {

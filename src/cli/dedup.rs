@@ -307,14 +307,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         (None, false) => Relative::Reject,
     };
     let key_config = args.norm.config()?;
-    let select = match (args.duplicates, args.count) {
-        (Some(DuplicatesArg::All), true) => {
-            bail!("--count works with --duplicates=first, not with every duplicate")
-        }
-        (Some(DuplicatesArg::All), false) => Select::Duplicates,
-        (Some(DuplicatesArg::First), _) | (None, true) => Select::Counts,
-        (None, false) => Select::Unique,
-    };
+    let select = select(&args)?;
     let mut builder = Config::builder(key_config.keyer().with_relative(relative))
         .mmap(super::lines::mmap())
         .emit(match args.emit {
@@ -339,28 +332,13 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         other => other.into(),
     })?;
     let first_duplicates = args.duplicates == Some(DuplicatesArg::First);
-    config.exact = args.exact;
-    config.threads = args.threads;
-    config.chunk_size = args.chunk_size;
-    config.max_line_bytes = args.max_line_bytes;
     let is_stdout = |p: &Option<PathBuf>| p.as_deref().is_some_and(|p| p.as_os_str() == "-");
     one_stdout(&[
         ("-o", args.output.is_none() || is_stdout(&args.output)),
         ("--rejects", is_stdout(&args.rejects)),
         ("--stats-json", is_stdout(&args.stats_json)),
     ])?;
-    let mode = if args.no_progress {
-        progress::Mode::Off
-    } else if io::stderr().is_terminal() {
-        progress::Mode::Bar
-    } else if args.progress {
-        progress::Mode::Plain {
-            interval: Duration::try_from_secs_f64(args.progress_interval)
-                .context("--progress-interval takes seconds")?,
-        }
-    } else {
-        progress::Mode::Off
-    };
+    let mode = progress_mode(&args)?;
     let inputs = inputs(&args.files);
     if let Some(rejects) = args.rejects.as_deref().filter(|p| p.as_os_str() != "-") {
         if engine::rejects_would_replace(rejects, &inputs, args.output.as_deref()) {
@@ -374,22 +352,20 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
     // The store first: a locked or mismatched store fails before any
     // output is made.
     let state = match (&args.state, &args.state_readonly) {
-        (Some(dir), _) => Some(State::open(
-            dir,
-            &key_config,
-            false,
-            args.memory_limit,
-            args.state_buffer,
-        )?),
-        (None, Some(dir)) => Some(State::open(
-            dir,
-            &key_config,
-            true,
-            args.memory_limit,
-            args.state_buffer,
-        )?),
+        (Some(dir), _) => Some((dir, false)),
+        (None, Some(dir)) => Some((dir, true)),
         (None, None) => None,
-    };
+    }
+    .map(|(dir, readonly)| {
+        State::open(
+            dir,
+            &key_config,
+            readonly,
+            args.memory_limit,
+            args.state_buffer,
+        )
+    })
+    .transpose()?;
     let cleanup = Cleanup::default();
     cleanup.install();
     config.memory_limit = args.memory_limit;
@@ -504,6 +480,34 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
         write_whole(path, json.as_bytes(), &cleanup)?;
     }
     Ok(exit)
+}
+
+/// Which lines the run writes, as `--duplicates` and `--count` ask.
+fn select(args: &DedupArgs) -> anyhow::Result<Select> {
+    Ok(match (args.duplicates, args.count) {
+        (Some(DuplicatesArg::All), true) => {
+            bail!("--count works with --duplicates=first, not with every duplicate")
+        }
+        (Some(DuplicatesArg::All), false) => Select::Duplicates,
+        (Some(DuplicatesArg::First), _) | (None, true) => Select::Counts,
+        (None, false) => Select::Unique,
+    })
+}
+
+/// How progress is shown: a bar on a terminal, plain lines when asked.
+fn progress_mode(args: &DedupArgs) -> anyhow::Result<progress::Mode> {
+    Ok(if args.no_progress {
+        progress::Mode::Off
+    } else if io::stderr().is_terminal() {
+        progress::Mode::Bar
+    } else if args.progress {
+        progress::Mode::Plain {
+            interval: Duration::try_from_secs_f64(args.progress_interval)
+                .context("--progress-interval takes seconds")?,
+        }
+    } else {
+        progress::Mode::Off
+    })
 }
 
 /// A closed output pipe (`| head`): success, unless the run was to add its

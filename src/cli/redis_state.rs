@@ -212,7 +212,7 @@ pub fn info(url: &str, json: bool) -> anyhow::Result<Exit> {
             levels.join(", "),
             m.growing.map_or("null".to_owned(), |g| g.to_string()),
             super::json::string(&m.config),
-            super::json::string(&m.identity),
+            super::json::string(m.identity.as_str()),
             m.key_version,
             m.layout,
             i.used_memory,
@@ -269,7 +269,7 @@ pub fn for_each(
     mut each: impl FnMut(u128) -> std::io::Result<()>,
 ) -> anyhow::Result<(u64, String, String)> {
     let mut set = RedisSeenSet::connect(url, None, Open::Existing)?;
-    let (config, identity) = (set.meta().config.clone(), set.meta().identity.clone());
+    let (config, identity) = (set.meta().config.clone(), set.meta().identity.to_string());
     match set.for_each(&mut each)? {
         Ok(n) => Ok((n, config, identity)),
         Err(e) => Err(e).with_context(|| format!("cannot write {}", name.display())),

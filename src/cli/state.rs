@@ -541,7 +541,7 @@ fn info(a: InfoArgs) -> anyhow::Result<Exit> {
             per_key(i.bytes, i.keys),
             i.commits,
             super::json::string(&i.config),
-            super::json::string(&i.identity),
+            super::json::string(i.identity.as_str()),
             super::json::string(&i.key_format),
             i.key_version,
             i.index_bytes,
@@ -623,9 +623,11 @@ fn verify(dir: &Path) -> anyhow::Result<Exit> {
         Ok(Exit::Ok)
     } else {
         text.push_str(&format!(
-            "urikey: {}: {} problem(s) found\n",
+            "urikey: {}: {} problem(s) found; restore the store from a copy, or rebuild it \
+             from the inputs it was fed: {}\n",
             dir.display(),
-            r.problems.len()
+            r.problems.len(),
+            super::messages::rebuild("NEW", None)
         ));
         say_raw(&text);
         // Exit 1: the check ran and found damage.
@@ -673,7 +675,7 @@ fn export(a: ExportArgs) -> anyhow::Result<Exit> {
                         let info = store.info();
                         vec![
                             ("urikey.config".to_owned(), info.config),
-                            ("urikey.identity".to_owned(), info.identity),
+                            ("urikey.identity".to_owned(), info.identity.to_string()),
                             (
                                 "urikey.key_version".to_owned(),
                                 info.key_version.to_string(),
@@ -684,7 +686,7 @@ fn export(a: ExportArgs) -> anyhow::Result<Exit> {
                         let m = redis_state::meta(url)?;
                         vec![
                             ("urikey.config".to_owned(), m.config.clone()),
-                            ("urikey.identity".to_owned(), m.identity.clone()),
+                            ("urikey.identity".to_owned(), m.identity.to_string()),
                             ("urikey.key_version".to_owned(), m.key_version.to_string()),
                             ("urikey.compared_bits".to_owned(), (m.base + 64).to_string()),
                         ]

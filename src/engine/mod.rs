@@ -95,6 +95,7 @@
 // seen-store across runs (`store`, consulted through `prior`; `redis`, a
 // seen-set in Redis shared by many clients, one too).
 mod batch;
+mod batched_store;
 mod config;
 mod error;
 pub mod input;
@@ -102,12 +103,12 @@ pub mod line_keys;
 pub mod memory;
 mod observe;
 mod output;
+mod pipeline;
 mod prefetch;
 mod prior;
 #[cfg(feature = "redis")]
 pub mod redis;
 mod rss;
-mod run;
 pub(crate) mod seen;
 mod share;
 mod spill;
@@ -120,6 +121,7 @@ use core::fmt;
 
 use crate::uri::key::KeyErrorKind;
 
+pub use batched_store::{BatchError, BatchedStore};
 #[cfg(feature = "__internal-testing")]
 pub use config::SpillHooks;
 pub use config::{
@@ -130,9 +132,9 @@ pub use error::Error;
 pub use input::{rejects_would_replace, Input, MmapChoice, SharedBytes};
 pub use observe::{Observer, Progress, Warning};
 pub use output::file::OutputFile;
+pub use pipeline::run;
 pub use prior::PriorKeys;
 pub use rss::peak_rss_bytes;
-pub use run::run;
 pub use seen::{OverLimit, SeenSet, Verdict};
 pub use stats::{Phases, Stats};
 

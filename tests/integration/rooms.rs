@@ -31,6 +31,9 @@ const ORDER: &[&str] = &[
     "seen",
     // Keys known before a run (the store's seam).
     "prior",
+    // A store fed batch by batch, answering for keys not yet committed
+    // (the Python `SeenStore`).
+    "batched_store",
     // The seen-set in Redis: a prior set too, reusing the store's
     // configuration check.
     "redis",
@@ -41,7 +44,7 @@ const ORDER: &[&str] = &[
     // Bytes out.
     "output",
     // The run that drives them all.
-    "run",
+    "pipeline",
 ];
 
 /// The front: shared by every room, not a room.

@@ -89,6 +89,11 @@ fn state_not_a_store_messages_and_exit_codes() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(2), "{cmd:?} {words}: {err}");
             assert!(err.contains(words), "{cmd:?}: {err}");
+            // The command line says which command makes a store (the
+            // library's message names none).
+            if words == "is empty" {
+                assert!(err.contains("`urikey state init "), "{cmd:?}: {err}");
+            }
         }
     }
     // A store that lost its manifest: damaged, with the way out; `init`
@@ -109,6 +114,7 @@ fn state_not_a_store_messages_and_exit_codes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("damaged") && err.contains("rebuild"), "{err}");
+    assert!(err.contains("`urikey state init NEW`"), "{err}");
     let out = urikey()
         .args(["state", "info"])
         .arg(&s)

@@ -188,10 +188,7 @@ impl fmt::Display for RedisSetError {
                  seen URLs as new. Use noeviction (a full Redis then refuses writes, and \
                  nothing is forgotten)"
             ),
-            RedisSetError::NoSet { url } => write!(
-                f,
-                "Redis set {url} does not exist (`urikey state init URL` makes one)"
-            ),
+            RedisSetError::NoSet { url } => write!(f, "Redis set {url} does not exist"),
             RedisSetError::Exists { url } => write!(
                 f,
                 "Redis set {url} already exists: a new set needs a new name (?name=...)"
@@ -210,9 +207,7 @@ impl fmt::Display for RedisSetError {
                 f,
                 "Redis set {url} was made with {set}, and this urikey uses {current}: its \
                  fingerprints are not this build's. Rebuild it under a new name from the \
-                 inputs it was fed: `urikey state init 'redis://...?name=NEW' --config \
-                 '{config}'` then `urikey dedup --state 'redis://...?name=NEW' INPUTS... > \
-                 /dev/null`"
+                 inputs it was fed, as a set of the configuration `{config}`"
             ),
             RedisSetError::BadMeta { url, key, why } => write!(
                 f,

@@ -18,7 +18,7 @@
 //! `levels` are the bucket levels in use, the last the current one, where
 //! new writers write; `growing` is the level a grow moves buckets to.
 
-use crate::uri::key::{KeyConfig, KEY_VERSION};
+use crate::uri::key::{Identity, IdentityDiff, KeyConfig, KEY_VERSION};
 
 use super::error::RedisSetError;
 use super::layout::{MAX_BITS, TAG_BITS};
@@ -39,7 +39,7 @@ pub struct Meta {
     /// The key configuration as given at `init`.
     pub config: String,
     /// Its identity (what decides fingerprints).
-    pub identity: String,
+    pub identity: Identity,
     /// The key format recorded with it.
     pub key_format: String,
     /// The planned number of keys.
@@ -116,7 +116,7 @@ impl Meta {
             layout: 0,
             key_version: 0,
             config: String::new(),
-            identity: String::new(),
+            identity: Identity::default(),
             key_format: String::new(),
             planned: 0,
             base: 0,
@@ -133,7 +133,7 @@ impl Meta {
                 "layout" => m.layout = number(field, value)? as u32,
                 "key_version" => m.key_version = number(field, value)? as u32,
                 "config" => m.config = value.to_owned(),
-                "identity" => m.identity = value.to_owned(),
+                "identity" => m.identity = Identity::from_text(value),
                 "key_format" => m.key_format = value.to_owned(),
                 "planned" => m.planned = number(field, value)?,
                 "base" => m.base = number(field, value)? as u32,
@@ -175,12 +175,15 @@ impl Meta {
         self.check_versions(url)?;
         let identity = config.identity();
         if self.identity != identity {
-            let (only_set, only_asked) =
-                crate::engine::store::identity_diff(&self.identity, &identity);
+            let d = self.identity.diff(&identity);
             return Err(RedisSetError::ConfigMismatch {
                 url: url.to_owned(),
-                set: format!("`{}` ({only_set})", self.config),
-                asked: format!("`{config}` ({only_asked})"),
+                set: format!(
+                    "`{}` ({})",
+                    self.config,
+                    IdentityDiff::describe(&d.only_self)
+                ),
+                asked: format!("`{config}` ({})", IdentityDiff::describe(&d.only_other)),
             });
         }
         Ok(())

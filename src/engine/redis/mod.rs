@@ -525,8 +525,8 @@ impl RedisSeenSet {
             return Err(RedisSetError::Unsupported {
                 url: self.t.url().to_owned(),
                 why: format!(
-                    "a grow to level {g} is running; read the set after it ends (or run \
-                     `urikey state grow` again to finish an interrupted one)"
+                    "a grow to level {g} is running; read the set after it ends (a grow \
+                     that was stopped finishes when a grow is started again)"
                 ),
             });
         }

@@ -23,8 +23,8 @@
 //! not fit the memory budget is split by the next 8 bits of the
 //! fingerprint first. The selected lines are marked in a bitmap, one bit
 //! per line since the run spilled (10 MB for 80 M lines, counted against
-//! the budget). With `--count`, each partition yields instead a run file
-//! of selected sequence numbers with their counts, sorted, and the runs
+//! the budget). With `--count`, each partition yields instead a count file
+//! of selected sequence numbers with their counts, sorted, and the count files
 //! are merged. Then the lines file is read once more, and the selected
 //! entries are copied to the output (from the mapped input for slice
 //! entries, whose pages are mapped ahead and released behind), written

@@ -3,8 +3,8 @@
 //!
 //! Without counts the resolvers mark the selected sequence numbers in a
 //! bitmap (one bit per line since the run spilled), which the final pass
-//! tests entry by entry. With counts each partition yields a run file of
-//! `(sequence, count)` pairs sorted by sequence, and the runs are merged
+//! tests entry by entry. With counts each partition yields a count file of
+//! `(sequence, count)` pairs sorted by sequence, and the count files are merged
 //! while the lines file is read.
 
 use std::cmp::Reverse;
@@ -30,8 +30,8 @@ use crate::engine::seen::fp_sort::sort_by_fp;
 use crate::engine::seen::fpset::Insert;
 use crate::engine::seen::shard::ShardSet;
 
-/// Read buffer of each run during a merge (256 runs: 4 MiB).
-const RUN_BUFFER: usize = 16 << 10;
+/// Read buffer of each spill file read (256 count files merged: 4 MiB).
+const READ_BUFFER: usize = 16 << 10;
 
 /// Read buffer of the lines file and write buffer of the output.
 const LINES_BUFFER: usize = 1 << 20;
@@ -96,7 +96,7 @@ pub struct Spilled {
 /// Where the selected sequence numbers are found.
 enum Chosen {
     Bits(Bitmap),
-    Runs(Merge),
+    Counts(Merge),
 }
 
 /// Resolves the partitions and writes the selected lines of the lines
@@ -140,16 +140,16 @@ pub fn finish(
             })
             .collect()
     });
-    let mut runs = Vec::with_capacity(resolved.len());
+    let mut count_files = Vec::with_capacity(resolved.len());
     let mut new = 0u64;
     for r in resolved {
-        let (run, n) = r?;
-        runs.extend(run);
+        let (counts, n) = r?;
+        count_files.extend(counts);
         new += n;
     }
     let chosen = match bits {
         Some(bits) => Chosen::Bits(bits),
-        None => Chosen::Runs(Merge::open(dir, &runs)?),
+        None => Chosen::Counts(Merge::open(dir, &count_files)?),
     };
     let file = File::open(&lines).map_err(|e| dir.error(e))?;
     // The output is written by a thread of its own while the next buffer
@@ -208,7 +208,7 @@ fn stream(
         } else {
             match &mut chosen {
                 Chosen::Bits(bits) => bits.get(entry.seq).then_some(0),
-                Chosen::Runs(merged) => merged.take(entry.seq).map_err(read_err)?,
+                Chosen::Counts(merged) => merged.take(entry.seq).map_err(read_err)?,
             }
         };
         let Some(count) = count else { continue };
@@ -362,8 +362,8 @@ impl<'b> Chooser<'b> {
 /// Resolves one partition file (whose records share their top `used`
 /// fingerprint bits): first lines (unique, counts) or later lines
 /// (duplicates) are marked in `bits`, or with counts (`bits` is `None`)
-/// written to a run file of `(sequence, count)` pairs sorted by sequence.
-/// Returns the run (with counts) and the number of distinct keys (new to
+/// written to a count file of `(sequence, count)` pairs sorted by sequence.
+/// Returns the count file (with counts) and the number of distinct keys (new to
 /// `prior`, when there is one).
 fn resolve(
     dir: &Arc<SpillDir>,
@@ -374,7 +374,7 @@ fn resolve(
     bits: Option<&Bitmap>,
     prior: Option<&dyn PriorKeys>,
 ) -> Result<(Option<PathBuf>, u64), Error> {
-    let mut reader = open(dir, &part, RUN_BUFFER)?;
+    let mut reader = open(dir, &part, READ_BUFFER)?;
     // Fingerprints with ids, or with `--exact` full keys with ids.
     let mut table = ShardSet::new(0, tuning.exact, true);
     let mut chooser = Chooser::new(select, bits, prior);
@@ -445,23 +445,23 @@ fn resolve(
     if let Some(prior) = prior {
         prior.add_new(&chooser.fresh)?;
     }
-    let run = if bits.is_none() {
-        let mut run = dir.create_file("run", RUN_BUFFER)?;
+    let counts = if bits.is_none() {
+        let mut file = dir.create_file("counts", READ_BUFFER)?;
         for [seq, count] in &chooser.firsts {
             if *seq != KNOWN_SEQ {
-                run.write(&pair(*seq, *count))?;
+                file.write(&pair(*seq, *count))?;
             }
         }
-        Some(run.finish()?)
+        Some(file.finish()?)
     } else {
         None
     };
     let _ = std::fs::remove_file(&part);
-    Ok((run, table.len() as u64 - chooser.known))
+    Ok((counts, table.len() as u64 - chooser.known))
 }
 
 /// Splits a partition with too many keys by its next fingerprint bits and
-/// resolves the parts; with counts, merges their runs into one.
+/// resolves the parts; with counts, merges their count files into one.
 fn split(
     dir: &Arc<SpillDir>,
     part: PathBuf,
@@ -473,7 +473,7 @@ fn split(
 ) -> Result<(Option<PathBuf>, u64), Error> {
     let width = PARTITION_BITS.min(128 - used);
     let mut parts = Partitions::new(dir, used, 1 << width);
-    let mut reader = open(dir, &part, RUN_BUFFER)?;
+    let mut reader = open(dir, &part, READ_BUFFER)?;
     let mut key = Vec::new();
     while let Some((fp, seq)) =
         read_record(&mut reader, tuning.exact.then_some(&mut key)).map_err(|e| dir.error(e))?
@@ -482,18 +482,18 @@ fn split(
     }
     drop(reader);
     let _ = std::fs::remove_file(&part);
-    let mut runs = Vec::new();
+    let mut count_files = Vec::new();
     let mut keys = 0u64;
     for child in parts.finish()? {
-        let (run, n) = resolve(dir, child, used + width, select, tuning, bits, prior)?;
-        runs.extend(run);
+        let (counts, n) = resolve(dir, child, used + width, select, tuning, bits, prior)?;
+        count_files.extend(counts);
         keys += n;
     }
     if bits.is_some() {
         return Ok((None, keys));
     }
-    let mut merged = Merge::open(dir, &runs)?;
-    let mut out = dir.create_file("run", RUN_BUFFER)?;
+    let mut merged = Merge::open(dir, &count_files)?;
+    let mut out = dir.create_file("counts", READ_BUFFER)?;
     while let Some((seq, count)) = merged.next().map_err(|e| dir.error(e))? {
         out.write(&pair(seq, count))?;
     }
@@ -515,7 +515,7 @@ fn open(dir: &SpillDir, path: &PathBuf, buffer: usize) -> Result<BufReader<File>
     ))
 }
 
-/// Sorted runs merged into one sequence; each run file is removed once
+/// Sorted count files merged into one sequence; each is removed once
 /// the merge is dropped.
 struct Merge {
     readers: Vec<BufReader<File>>,
@@ -524,14 +524,14 @@ struct Merge {
 }
 
 impl Merge {
-    fn open(dir: &SpillDir, runs: &[PathBuf]) -> Result<Self, Error> {
+    fn open(dir: &SpillDir, files: &[PathBuf]) -> Result<Self, Error> {
         let mut m = Self {
-            readers: Vec::with_capacity(runs.len()),
-            heap: BinaryHeap::with_capacity(runs.len()),
-            paths: runs.to_vec(),
+            readers: Vec::with_capacity(files.len()),
+            heap: BinaryHeap::with_capacity(files.len()),
+            paths: files.to_vec(),
         };
-        for (i, path) in runs.iter().enumerate() {
-            let mut r = open(dir, path, RUN_BUFFER)?;
+        for (i, path) in files.iter().enumerate() {
+            let mut r = open(dir, path, READ_BUFFER)?;
             if let Some([seq, count]) = read_words::<2>(&mut r).map_err(|e| dir.error(e))? {
                 m.heap.push(Reverse((seq, count, i)));
             }

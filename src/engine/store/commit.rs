@@ -4,14 +4,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::additions::{Additions, TMP_PREFIX};
 use super::compact;
 use super::durable::{pause, sync_dir, Step};
 use super::error::StoreError;
-use super::format::{self, RunFile, RunWriter};
 use super::manifest::{is_run_name, run_name, Manifest, RunEntry, MANIFEST_TMP};
 use super::open::open_runs;
-use super::pending::{Additions, TMP_PREFIX};
+use super::run_file::{self, RunFile, RunWriter};
 use super::{file_name, CommitReport, Live, SeenStore};
+use crate::uri::key::IdentityDiff;
 
 impl SeenStore {
     fn writable(&self) -> Result<(), StoreError> {
@@ -56,7 +57,7 @@ impl SeenStore {
         let added = meta.keys;
         let mut live = self.live();
         live.push(self.opened(&path, &meta)?);
-        self.swap(commit, live, true, added)
+        self.swap(commit, live, Merging::SmallRuns, added)
     }
 
     /// Merges every run into one.
@@ -73,10 +74,11 @@ impl SeenStore {
         let live = self.live();
         let all: Vec<usize> = (0..live.len()).collect();
         let (live, merged) = self.merge_some(commit, live, &all, 0)?;
-        self.swap(commit, live, false, 0).map(|r| CommitReport {
-            merged_runs: merged,
-            ..r
-        })
+        self.swap(commit, live, Merging::Done, 0)
+            .map(|r| CommitReport {
+                merged_runs: merged,
+                ..r
+            })
     }
 
     /// Adds the keys of `other` (a store of the same configuration and key
@@ -98,10 +100,16 @@ impl SeenStore {
             });
         }
         if m.identity != o.identity {
+            let d = o.identity.diff(&m.identity);
             return Err(StoreError::ConfigMismatch {
                 dir: other.dir.clone(),
-                store: format!("`{}` ({})", o.config, o.identity),
-                asked: format!("`{}` ({}) of {}", m.config, m.identity, self.dir.display()),
+                store: format!("`{}` ({})", o.config, IdentityDiff::describe(&d.only_self)),
+                asked: format!(
+                    "`{}` ({}) of {}",
+                    m.config,
+                    IdentityDiff::describe(&d.only_other),
+                    self.dir.display()
+                ),
             });
         }
         let commit = self.manifest.commit + 1;
@@ -118,7 +126,7 @@ impl SeenStore {
         let added = meta.keys;
         let mut live = self.live();
         live.push(self.opened(&path, &meta)?);
-        self.swap(commit, live, true, added)
+        self.swap(commit, live, Merging::SmallRuns, added)
     }
 
     /// The live runs with their manifest entries.
@@ -135,7 +143,7 @@ impl SeenStore {
                     .cloned()
                     .unwrap_or(RunEntry {
                         name,
-                        keys: r.len(),
+                        keys: r.key_count(),
                         bytes: r.layout().file_bytes(),
                         header_sum: r.header_sum(),
                         content_sum: Some(r.content_sum()),
@@ -151,7 +159,7 @@ impl SeenStore {
     }
 
     /// Opens a run just written.
-    fn opened(&self, path: &Path, meta: &format::RunMeta) -> Result<Live, StoreError> {
+    fn opened(&self, path: &Path, meta: &run_file::RunMeta) -> Result<Live, StoreError> {
         let run = RunFile::open(path).inspect_err(|_| {
             let _ = std::fs::remove_file(path);
         })?;
@@ -195,18 +203,18 @@ impl SeenStore {
     }
 
     /// Makes `live` the store's runs as commit `commit` (merging small runs
-    /// first when `tier`), then removes the files no longer listed. On
+    /// first as `merging` says), then removes the files no longer listed. On
     /// failure, files the manifest on disk does not list are removed and
     /// the store is as the manifest on disk says.
     fn swap(
         &mut self,
         commit: u64,
         live: Vec<Live>,
-        tier: bool,
+        merging: Merging,
         added: u64,
     ) -> Result<CommitReport, StoreError> {
         let result = (|| {
-            let (live, merged) = if tier {
+            let (live, merged) = if merging == Merging::SmallRuns {
                 let keys: Vec<u64> = live.iter().map(|(e, _)| e.keys).collect();
                 let chosen = compact::plan(&keys);
                 match self.merge_some(commit, live.clone(), &chosen, 1) {
@@ -234,7 +242,7 @@ impl SeenStore {
             Ok((manifest, live, merged)) => {
                 self.manifest = manifest;
                 let mut runs: Vec<Arc<RunFile>> = live.into_iter().map(|(_, r)| r).collect();
-                runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
+                runs.sort_by_key(|r| std::cmp::Reverse(r.key_count()));
                 self.runs = runs;
                 pause(Step::Removing);
                 self.remove_orphans(false);
@@ -293,4 +301,14 @@ impl SeenStore {
             }
         }
     }
+}
+
+/// Whether a commit merges runs before it writes the manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Merging {
+    /// Runs of like size merge, as a binary counter carries
+    /// ([`compact::plan`]): what keeps lookups to a few runs.
+    SmallRuns,
+    /// The caller merged already (`compact`).
+    Done,
 }

@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 use std::path::Path;
 
 use super::error::StoreError;
-use super::format::{RunFile, RunIter, RunMeta, RunWriter};
+use super::run_file::{RunFile, RunIter, RunMeta, RunWriter};
 
 /// Most runs a store keeps after a commit.
 pub const MAX_RUNS: usize = 16;
@@ -127,7 +127,7 @@ pub fn write_selected(
     split: usize,
     keep: impl Fn(bool, bool) -> bool,
 ) -> Result<RunMeta, StoreError> {
-    let expected: u64 = runs.iter().map(|r| r.len()).sum();
+    let expected: u64 = runs.iter().map(|r| r.key_count()).sum();
     let written = (|| {
         let mut w = RunWriter::create(path, expected)?;
         let mut u = Union::new(runs, split)?;

@@ -1,5 +1,6 @@
 //! Why a seen-store cannot be opened, read or committed. Every message names
-//! the store's directory (or the file) and says what to do.
+//! the store's directory (or the file) and says what to do, in words that
+//! hold for every caller (the command line adds its commands).
 
 use std::fmt;
 use std::io;
@@ -30,6 +31,9 @@ pub enum StoreError {
         dir: PathBuf,
         /// Why it is not one.
         why: String,
+        /// A writer makes a store there (the directory is missing, empty,
+        /// or left by a writer stopped while making one).
+        can_make: bool,
     },
     /// `create` was asked for a directory that already holds a store or
     /// other files.
@@ -133,13 +137,15 @@ impl fmt::Display for StoreError {
             StoreError::Corrupt { path, what } => write!(
                 f,
                 "seen-store: {} is damaged ({what}); nothing was read from it. Restore the \
-                 store from a copy, or rebuild it from the inputs it was fed (`urikey state \
-                 init NEW`, then `urikey dedup --state NEW INPUTS... > /dev/null`; `urikey \
-                 state verify` lists every problem)",
+                 store from a copy, or rebuild it from the inputs it was fed",
                 path.display()
             ),
-            StoreError::NotAStore { dir, why } => {
-                write!(f, "{} is not a seen-store: {why}", dir.display())
+            StoreError::NotAStore { dir, why, can_make } => {
+                write!(f, "{} is not a seen-store: {why}", dir.display())?;
+                if *can_make {
+                    f.write_str("; opening it to write makes one")?;
+                }
+                Ok(())
             }
             StoreError::Exists { dir } => write!(
                 f,
@@ -168,8 +174,7 @@ impl fmt::Display for StoreError {
                 f,
                 "seen-store {} holds keys of key version {store}, and this urikey computes key \
                  version {current} (the CHANGELOG lists what changed): rebuild it from the \
-                 inputs it was fed: `urikey state init NEW --config '{config}'` then \
-                 `urikey dedup --state NEW INPUTS... > /dev/null`",
+                 inputs it was fed, as a new store of the configuration `{config}`",
                 dir.display()
             ),
             StoreError::KeyVersion {
@@ -234,7 +239,13 @@ mod tests {
             config: "crawl".into(),
         }
         .to_string();
-        assert!(e.contains("/s") && e.contains("rebuild") && e.contains("--config 'crawl'"));
+        assert!(
+            e.contains("/s") && e.contains("rebuild") && e.contains("`crawl`"),
+            "{e}"
+        );
+        // The library names no command: its callers differ (the command
+        // line adds its own).
+        assert!(!e.contains("urikey state"), "{e}");
         let e = StoreError::KeyVersion {
             dir: "/s".into(),
             store: 3,

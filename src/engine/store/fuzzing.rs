@@ -4,9 +4,9 @@
 
 use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed};
 
-use super::format::Layout;
-pub use super::format::{RunFile, RunMeta, RunWriter, BLOCK_KEYS, HEADER_BYTES};
 pub use super::manifest::{is_run_name, run_name, Manifest, RunEntry};
+use super::run_file::Layout;
+pub use super::run_file::{RunFile, RunMeta, RunWriter, BLOCK_KEYS, HEADER_BYTES};
 
 /// Rewrites the checksums of the run file `bytes` to match what they
 /// cover (the header's; where the file has the size its header gives, each
@@ -58,7 +58,7 @@ impl core::fmt::Debug for RunWriter {
     }
 }
 
-impl core::fmt::Debug for super::format::RunIter<'_> {
+impl core::fmt::Debug for super::run_file::RunIter<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("RunIter").finish_non_exhaustive()
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::error::StoreError;
-use super::format::RunFile;
+use super::run_file::RunFile;
 
 /// Sorted keys one thread looks up at a time: enough that a piece's
 /// lookups keep their prefetches in flight.

@@ -35,7 +35,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::durable::{pause, Step};
 use super::error::StoreError;
-use super::format::read_text;
+use super::run_file::read_text;
+use crate::uri::key::Identity;
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "MANIFEST";
@@ -68,7 +69,7 @@ pub struct Manifest {
     /// The key version of every fingerprint in the store.
     pub key_version: u32,
     /// The key configuration's identity (what decides fingerprints).
-    pub identity: String,
+    pub identity: Identity,
     /// The key configuration as given when the store was made.
     pub config: String,
     /// The key format of that configuration (recorded, not compared:
@@ -136,40 +137,56 @@ impl Manifest {
         if xxh3_64(body.as_bytes()) != sum {
             return Err(bad("manifest checksum mismatch"));
         }
-        let mut lines = body.lines();
+        // Split on '\n' alone: a field may end in '\r', which `lines()`
+        // would drop, so that the manifest read back would differ.
+        let mut lines = body.strip_suffix('\n').unwrap_or(body).split('\n');
         if lines.next() != Some(FIRST_LINE) {
             return Err(bad("not a seen-store manifest"));
         }
+        // The format comes first: it decides how the lines after it read.
+        let format = match lines.next().and_then(|l| l.strip_prefix("format ")) {
+            Some(f) => f.parse::<u64>().map_err(|_| bad("bad number"))?,
+            None => return Err(bad("no format line")),
+        };
         let mut m = Manifest {
             key_version: 0,
-            identity: String::new(),
+            identity: Identity::default(),
             config: String::new(),
             key_format: String::new(),
             commit: 0,
             runs: Vec::new(),
         };
-        let mut format = None;
         let mut key_version = None;
+        let mut seen: Vec<&str> = Vec::new();
         for line in lines {
             let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
             let number = |s: &str| s.parse::<u64>().map_err(|_| bad("bad number"));
+            // A field given twice would leave which one counts to the
+            // reader: such a manifest is not one this code wrote.
+            if matches!(
+                word,
+                "key-version" | "identity" | "config" | "key-format" | "commit"
+            ) {
+                if seen.contains(&word) {
+                    return Err(bad("a line given twice"));
+                }
+                seen.push(word);
+            }
             match word {
-                "format" => format = Some(number(rest)?),
+                "format" => return Err(bad("a line given twice")),
                 "key-version" => {
                     key_version =
                         Some(u32::try_from(number(rest)?).map_err(|_| bad("bad key version"))?);
                 }
-                "identity" => m.identity = rest.to_owned(),
+                "identity" => m.identity = Identity::from_text(rest),
                 "config" => m.config = rest.to_owned(),
                 "key-format" => m.key_format = rest.to_owned(),
                 "commit" => m.commit = number(rest)?,
                 "run" => {
                     let parts: Vec<&str> = rest.split(' ').collect();
                     let (name, keys, bytes, sum, content) = match parts[..] {
-                        [name, keys, bytes, sum] if format == Some(1) => {
-                            (name, keys, bytes, sum, None)
-                        }
-                        [name, keys, bytes, sum, content] if format != Some(1) => {
+                        [name, keys, bytes, sum] if format == 1 => (name, keys, bytes, sum, None),
+                        [name, keys, bytes, sum, content] if format != 1 => {
                             (name, keys, bytes, sum, Some(content))
                         }
                         _ => return Err(bad("bad run line")),
@@ -194,14 +211,13 @@ impl Manifest {
             }
         }
         match format {
-            None => Err(bad("no format line")),
-            Some(f) if f < OLDEST_FORMAT => Err(bad("unknown format")),
-            Some(f) if f > u64::from(STORE_FORMAT) => Err(StoreError::NewerFormat {
+            f if f < OLDEST_FORMAT => Err(bad("unknown format")),
+            f if f > u64::from(STORE_FORMAT) => Err(StoreError::NewerFormat {
                 path: path.to_owned(),
                 found: u32::try_from(f).unwrap_or(u32::MAX),
                 supported: STORE_FORMAT,
             }),
-            Some(_) => match key_version {
+            _ => match key_version {
                 Some(v) if !m.identity.is_empty() => {
                     m.key_version = v;
                     Ok(m)
@@ -286,7 +302,7 @@ mod tests {
     fn sample() -> Manifest {
         Manifest {
             key_version: 1,
-            identity: "flags=a,b lenient".into(),
+            identity: Identity::from_text("flags=a,b lenient"),
             config: "crawl +sort-query lenient".into(),
             key_format: "uri".into(),
             commit: 7,
@@ -317,6 +333,46 @@ mod tests {
         assert_eq!(m.keys(), 105);
         assert!(is_run_name(&run_name(12, 3)));
         assert!(!is_run_name("run-.ukr") && !is_run_name("x.ukr") && !is_run_name("run-1/2.ukr"));
+    }
+
+    /// The body of `text` given its checksum line again (as a writer
+    /// that made these lines would).
+    fn resealed(body: &str) -> String {
+        format!("{body}checksum {:016x}\n", xxh3_64(body.as_bytes()))
+    }
+
+    #[test]
+    fn manifest_fields_keep_a_trailing_carriage_return() {
+        // Found by the store_manifest fuzz target: `str::lines` took a
+        // field's last '\r' for part of the line break.
+        let mut m = sample();
+        m.config = "crawl\r".into();
+        let again = Manifest::decode(Path::new("M"), &m.encode()).unwrap();
+        assert_eq!(again, m);
+        assert_eq!(again.encode(), m.encode());
+    }
+
+    #[test]
+    fn manifest_lines_given_twice_or_format_not_first_are_refused() {
+        let text = sample().encode();
+        let body = &text[..text.trim_end().rfind('\n').unwrap() + 1];
+        let twice = body.replace("commit 7\n", "commit 7\ncommit 8\n");
+        let format_later = body.replace("format 2\nkey-version 1\n", "key-version 1\nformat 2\n");
+        let format_twice = body.replace("format 2\n", "format 1\nformat 2\n");
+        for (bad, why) in [
+            (twice, "a line given twice"),
+            (format_later, "no format line"),
+            (format_twice, "a line given twice"),
+        ] {
+            let err = Manifest::decode(Path::new("M"), &resealed(&bad)).unwrap_err();
+            assert!(err.to_string().contains(why), "{err}");
+        }
+        // Lines a later version adds are still skipped.
+        let extra = body.replace("commit 7\n", "commit 7\nshard 1\nshard 2\n");
+        assert_eq!(
+            Manifest::decode(Path::new("M"), &resealed(&extra)).unwrap(),
+            sample()
+        );
     }
 
     #[test]

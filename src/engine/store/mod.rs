@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! DIR/MANIFEST             the live runs, the key configuration, the commit counter
-//! DIR/run-<commit>-<n>.ukr immutable sorted runs of fingerprints (see `format.rs`)
+//! DIR/run-<commit>-<n>.ukr immutable sorted runs of fingerprints (see `run_file.rs`)
 //! DIR/LOCK                 the writer lock (see `lock.rs`)
 //! DIR/MANIFEST.tmp, DIR/tmp-*   left only by an interrupted writer
 //! ```
@@ -18,7 +18,7 @@
 //! keeps a directory of its keys' top bits and a checksum per 1 KiB block
 //! in memory (about 0.4 bytes per key), and its keys mapped from disk: a
 //! lookup reads one entry of the directory and 512 bytes of keys (see
-//! `format.rs`). Lookups come in batches sorted by fingerprint.
+//! `run_file.rs`). Lookups come in batches sorted by fingerprint.
 //!
 //! # Commits
 //!
@@ -51,11 +51,11 @@
 //! seen-set keeps 105 bits (see the `engine` docs), which bounds the whole at
 //! n²/2¹⁰⁶ for the keys of one run.
 
+mod additions;
 mod commit;
 mod compact;
 mod durable;
 mod error;
-mod format;
 /// Test hooks for the fuzz targets (feature `__internal-testing`); not a public API.
 #[cfg(feature = "__internal-testing")]
 #[doc(hidden)]
@@ -64,13 +64,14 @@ mod lock;
 mod lookup;
 mod manifest;
 mod open;
-mod pending;
+mod run_file;
 mod session;
 mod verify;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+pub use additions::{Additions, DEFAULT_BUFFER_BYTES};
 pub use compact::MAX_RUNS;
 #[doc(hidden)]
 #[cfg(feature = "__internal-testing")]
@@ -78,16 +79,14 @@ pub use compact::MAX_RUNS;
 pub use durable::PAUSE_ENV;
 pub use error::StoreError;
 pub use open::check_is_store;
-#[cfg(feature = "redis")]
-pub(crate) use open::identity_diff;
-pub use pending::{Additions, DEFAULT_BUFFER_BYTES};
 pub use session::{SessionStats, StoreSession};
 pub use verify::{verify, VerifyReport};
 
-use format::RunFile;
+use crate::uri::key::Identity;
 use lock::WriterLock;
 use lookup::{contains_each, contains_in};
 use manifest::{Manifest, RunEntry};
+use run_file::RunFile;
 
 /// How a store is opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +120,7 @@ pub struct StoreInfo {
     /// The key configuration as given when the store was made.
     pub config: String,
     /// Its identity (what decides fingerprints).
-    pub identity: String,
+    pub identity: Identity,
     /// The key format recorded with it.
     pub key_format: String,
     /// The key version of the fingerprints.
@@ -203,7 +202,7 @@ impl SeenStore {
                 .iter()
                 .map(|r| RunInfo {
                     name: file_name(r.path()),
-                    keys: r.len(),
+                    keys: r.key_count(),
                     bytes: r.layout().file_bytes(),
                 })
                 .collect(),
@@ -453,7 +452,10 @@ mod tests {
         std::fs::write(dir.path().join(lock::LOCK), b"pid 1 on host h\n").unwrap();
         std::fs::write(dir.path().join(MANIFEST_TMP), b"half").unwrap();
         let e = SeenStore::open(dir.path(), Access::ReadOnly).unwrap_err();
-        assert!(e.to_string().contains("makes one there"), "{e}");
+        assert!(
+            e.to_string().contains("opening it to write makes one"),
+            "{e}"
+        );
         let s = SeenStore::create(dir.path(), &config()).unwrap();
         assert!(s.is_empty());
         drop(s);

@@ -5,14 +5,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::additions::DEFAULT_BUFFER_BYTES;
 use super::durable::sync_dir;
 use super::error::StoreError;
-use super::format::RunFile;
 use super::lock::{self, WriterLock};
 use super::manifest::{is_run_name, Manifest, MANIFEST, MANIFEST_TMP};
-use super::pending::DEFAULT_BUFFER_BYTES;
+use super::run_file::RunFile;
 use super::{Access, SeenStore};
-use crate::uri::key::{KeyConfig, KEY_VERSION};
+use crate::uri::key::{IdentityDiff, KeyConfig, KEY_VERSION};
 
 /// True when `dir`, which has no manifest but a writer's lock, gets its
 /// manifest within a second: a writer making the store takes its lock
@@ -179,49 +179,15 @@ impl SeenStore {
         }
         let identity = config.identity();
         if m.identity != identity {
-            let (only_store, only_asked) = identity_diff(&m.identity, &identity);
+            let d = m.identity.diff(&identity);
             return Err(StoreError::ConfigMismatch {
                 dir: self.dir.clone(),
-                store: format!("`{}` ({only_store})", m.config),
-                asked: format!("`{config}` ({only_asked})"),
+                store: format!("`{}` ({})", m.config, IdentityDiff::describe(&d.only_self)),
+                asked: format!("`{config}` ({})", IdentityDiff::describe(&d.only_other)),
             });
         }
         Ok(())
     }
-}
-
-/// What two identities (see [`KeyConfig::identity`]) do not share, each
-/// side as `flags a, b; params ...; lenient` (or `nothing else`).
-pub(crate) fn identity_diff(a: &str, b: &str) -> (String, String) {
-    fn parts(id: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for word in id.split(' ') {
-            match word.strip_prefix("flags=") {
-                Some(flags) => out.extend(
-                    flags
-                        .split(',')
-                        .filter(|f| !f.is_empty())
-                        .map(|f| format!("+{f}")),
-                ),
-                None => out.push(word.to_owned()),
-            }
-        }
-        out
-    }
-    let (pa, pb) = (parts(a), parts(b));
-    let only = |x: &[String], y: &[String]| {
-        let v: Vec<&str> = x
-            .iter()
-            .filter(|w| !y.contains(w))
-            .map(String::as_str)
-            .collect();
-        if v.is_empty() {
-            "nothing the other lacks".to_owned()
-        } else {
-            v.join(" ")
-        }
-    };
-    (only(&pa, &pb), only(&pb, &pa))
 }
 
 /// Why the runs of a manifest could not be opened.
@@ -245,7 +211,7 @@ pub(super) fn open_runs(dir: &Path, m: &Manifest) -> Result<Vec<Arc<RunFile>>, O
             }
             Err(e) => return Err(Other(e)),
         };
-        if run.header_sum() != e.header_sum || run.len() != e.keys {
+        if run.header_sum() != e.header_sum || run.key_count() != e.keys {
             return Err(Other(StoreError::corrupt(
                 &path,
                 "not the file the manifest lists (other header)",
@@ -259,7 +225,7 @@ pub(super) fn open_runs(dir: &Path, m: &Manifest) -> Result<Vec<Arc<RunFile>>, O
         }
         runs.push(Arc::new(run));
     }
-    runs.sort_by_key(|r| std::cmp::Reverse(r.len()));
+    runs.sort_by_key(|r| std::cmp::Reverse(r.key_count()));
     Ok(runs)
 }
 
@@ -296,6 +262,7 @@ fn not_a_directory(dir: &Path) -> StoreError {
     StoreError::NotAStore {
         dir: dir.to_owned(),
         why: "it is a file, not a directory".to_owned(),
+        can_make: false,
     }
 }
 
@@ -342,15 +309,16 @@ pub fn check_is_store(dir: &Path) -> Result<(), StoreError> {
 /// or left by a writer killed while making it (which `init` or a `--state`
 /// run makes again), or a store that lost its manifest (damaged).
 pub(super) fn missing_manifest(dir: &Path) -> StoreError {
-    let makes = "`urikey state init DIR` or `urikey dedup --state DIR` makes one";
+    let not_a_store = |why: &str, can_make| StoreError::NotAStore {
+        dir: dir.to_owned(),
+        why: why.to_owned(),
+        can_make,
+    };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(_) if dir.is_file() => return not_a_directory(dir),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return StoreError::NotAStore {
-                dir: dir.to_owned(),
-                why: format!("no such directory ({makes})"),
-            }
+            return not_a_store("no such directory", true)
         }
         Err(e) => return StoreError::io(dir, e),
     };
@@ -364,20 +332,17 @@ pub(super) fn missing_manifest(dir: &Path) -> StoreError {
             "missing, though the directory holds the store's runs",
         );
     }
-    let why = if names.iter().all(|n| n == lock::LOCK || n == MANIFEST_TMP) {
-        if names.is_empty() {
-            format!("it is empty ({makes})")
-        } else {
-            format!(
-                "it has no {MANIFEST}: a writer was stopped while making the store ({makes} \
-                 there)"
-            )
-        }
+    if names.is_empty() {
+        not_a_store("it is empty", true)
+    } else if names.iter().all(|n| n == lock::LOCK || n == MANIFEST_TMP) {
+        not_a_store(
+            &format!("it has no {MANIFEST}: a writer was stopped while making the store"),
+            true,
+        )
     } else {
-        format!("it has no {MANIFEST}, and holds other files")
-    };
-    StoreError::NotAStore {
-        dir: dir.to_owned(),
-        why,
+        not_a_store(
+            &format!("it has no {MANIFEST}, and holds other files"),
+            false,
+        )
     }
 }

@@ -103,10 +103,15 @@ impl Layout {
         HEADER_BYTES + self.key_bytes() * self.keys
     }
 
-    /// The low bits of a fingerprint that a stored key keeps.
+    /// The bits of a fingerprint below its directory bits: all a lookup
+    /// compares within a directory entry, and all that is read of a stored
+    /// key. A stored key keeps whole bytes, so with directory bits that are
+    /// not a multiple of 8 it also holds a few of the directory's bits;
+    /// those are not read, so that iteration and lookup agree on every
+    /// file, even one whose stored bits and directory disagree.
     #[inline]
     pub fn low_mask(&self) -> u128 {
-        u128::MAX >> (128 - 8 * self.key_bytes())
+        u128::MAX >> self.dir_bits
     }
 
     /// Entries of the directory.
@@ -452,13 +457,8 @@ impl RunFile {
     }
 
     /// Number of fingerprints.
-    pub fn len(&self) -> u64 {
+    pub fn key_count(&self) -> u64 {
         self.layout.keys
-    }
-
-    /// True when the run holds no fingerprint.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The header's checksum.
@@ -783,13 +783,15 @@ mod tests {
     #[test]
     fn format_round_trip_and_lookups() {
         let dir = tempfile::tempdir().unwrap();
-        for n in [0u64, 1, 63, 64, 65, 1000, 5000] {
+        // Directory bits 0, 4, 7, 9 and 13: keys of 16 and 15 bytes, some
+        // holding directory bits.
+        for n in [0u64, 1, 63, 64, 65, 1000, 5000, 20_000, 300_000] {
             let keys = fps(n, 1);
             let (path, meta) = write_run(dir.path(), &format!("r{n}"), &keys);
             assert_eq!(meta.keys, n);
             assert_eq!(std::fs::metadata(&path).unwrap().len(), meta.bytes);
             let run = RunFile::open(&path).unwrap();
-            assert_eq!(run.len(), n);
+            assert_eq!(run.key_count(), n);
             assert_eq!(run.header_sum(), meta.header_sum);
             let back: Vec<u128> = run.iter().map(Result::unwrap).collect();
             assert_eq!(back, keys);

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::additions::Additions;
 use super::error::StoreError;
-use super::format::RunFile;
-use super::pending::Additions;
+use super::run_file::RunFile;
 
 /// What a run asked of the store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

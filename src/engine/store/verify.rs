@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
+use super::additions::TMP_PREFIX;
 use super::compact::Union;
 use super::error::StoreError;
-use super::format::{RunFile, BLOCK_KEYS};
 use super::lock;
 use super::manifest::{is_run_name, Manifest, MANIFEST_TMP};
-use super::pending::TMP_PREFIX;
+use super::run_file::{RunFile, BLOCK_KEYS};
 
 /// What [`verify`] found.
 #[derive(Clone, Debug, Default)]
@@ -67,7 +67,7 @@ pub fn verify(dir: &Path) -> VerifyReport {
         };
         if run.header_sum() != entry.header_sum
             || entry.content_sum.is_some_and(|c| c != run.content_sum())
-            || run.len() != entry.keys
+            || run.key_count() != entry.keys
             || run.layout().file_bytes() != entry.bytes
         {
             report.problems.push(format!(
@@ -80,8 +80,8 @@ pub fn verify(dir: &Path) -> VerifyReport {
         }
         match check_run(&run) {
             Ok(()) => {
-                report.keys += run.len();
-                report.blocks += run.len().div_ceil(BLOCK_KEYS);
+                report.keys += run.key_count();
+                report.blocks += run.key_count().div_ceil(BLOCK_KEYS);
                 opened.push(run);
             }
             Err(e) => report.problems.push(e),

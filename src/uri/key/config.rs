@@ -18,7 +18,7 @@
 use core::fmt;
 use core::str::FromStr;
 
-use super::{KeyFormat, Keyer};
+use super::{Identity, KeyFormat, Keyer};
 use crate::uri::compat::Compat;
 use crate::uri::normalize::{Flag, Normalizer, Profile};
 
@@ -302,9 +302,9 @@ impl KeyConfig {
     /// assert_eq!(a.identity(), c.identity());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn identity(&self) -> String {
+    pub fn identity(&self) -> Identity {
         if let Some(preset) = self.compat {
-            return format!("compat={preset}");
+            return Identity::from_text(format!("compat={preset}"));
         }
         let n = self.normalizer();
         let flags: Vec<&str> = Flag::ALL
@@ -332,7 +332,7 @@ impl KeyConfig {
         if self.lenient {
             out.push_str(" lenient");
         }
-        out
+        Identity::from_text(out)
     }
 
     /// The keyer this configuration describes.
@@ -482,7 +482,7 @@ mod tests {
         let mut off: KeyConfig = "rfc +remove-query-params=a".parse().unwrap();
         off.disable = FlagList(vec![FlagSetting::Flag(Flag::RemoveQueryParams)]);
         assert_eq!(off.identity(), id("rfc"));
-        assert_eq!(id("compat=w3lib"), "compat=w3lib");
+        assert_eq!(id("compat=w3lib").as_str(), "compat=w3lib");
         assert_ne!(id("compat=w3lib"), id("compat=ia-surt"));
     }
 

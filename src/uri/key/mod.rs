@@ -41,6 +41,7 @@
 mod config;
 mod error;
 mod fast;
+mod identity;
 
 use std::sync::Arc;
 
@@ -57,6 +58,7 @@ pub use config::{ConfigError, FlagList, FlagSetting, KeyConfig};
 pub use error::{KeyError, KeyErrorKind};
 use fast::scalar::Scalar;
 use fast::{FastWriter, Written};
+pub use identity::{Identity, IdentityDiff};
 
 /// How a canonical key is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
