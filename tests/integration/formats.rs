@@ -287,6 +287,28 @@ fn formats_parquet_missing_column_and_corrupt_file() {
         .stderr(predicate::str::contains("cut.parquet"));
 }
 
+/// A file on which the `parquet` crate (60.1) panics (found by the
+/// `parquet_reader` fuzz target: a dictionary page that claims more values
+/// than it holds) is an error naming the file and the row group, on the
+/// decoder threads and on the calling thread alike, and no panic is shown.
+#[test]
+fn formats_parquet_the_reader_panics_on_is_an_error() {
+    for threads in ["1", "2"] {
+        urikey()
+            .args(["dedup", "-q", "--threads", threads])
+            .arg(fixture("damaged-panics-reader.parquet"))
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(
+                predicate::str::contains("damaged-panics-reader.parquet")
+                    .and(predicate::str::contains("row group 0"))
+                    .and(predicate::str::contains("damaged data"))
+                    .and(predicate::str::contains("panicked").not()),
+            );
+    }
+}
+
 #[test]
 fn formats_field_only_with_lines() {
     urikey()

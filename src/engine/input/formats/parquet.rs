@@ -317,10 +317,16 @@ pub fn for_each_group(
 
 /// `f`'s answer, or the message of its panic: the `parquet` crate (60.1)
 /// panics on some damaged files where it should return an error (found
-/// by the `parquet_reader` fuzz target: an index out of range in
-/// `util/bit_util.rs`), and a damaged file is an error, never a crash.
+/// by the `parquet_reader` fuzz target: a dictionary page that claims more
+/// values than it holds, read past its end in `util/bit_util.rs`), and a
+/// damaged file is an error, never a crash. The panic is not printed: the
+/// error says it (see [`quiet_panics`]).
 fn unpanicked<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|panic| {
+    quiet_panics();
+    QUIET.with(|q| q.set(q.get() + 1));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET.with(|q| q.set(q.get() - 1));
+    result.unwrap_or_else(|panic| {
         let why = panic
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -328,6 +334,27 @@ fn unpanicked<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
             .unwrap_or_else(|| "no message".to_owned());
         Err(format!("the Parquet reader failed on damaged data ({why})"))
     })
+}
+
+thread_local! {
+    /// Above 0 while this thread runs the `parquet` crate under
+    /// [`unpanicked`], whose panics become errors.
+    static QUIET: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Puts a panic hook before the one in place (once per process) that says
+/// nothing of a panic [`unpanicked`] turns into an error, and hands every
+/// other panic to the hook that was there.
+fn quiet_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if QUIET.with(std::cell::Cell::get) == 0 {
+                before(info);
+            }
+        }));
+    });
 }
 
 /// What decodes a row group of the column, shared by the decoder threads.
