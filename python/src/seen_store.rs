@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{
-    PyFileExistsError, PyFileNotFoundError, PyMemoryError, PyNotADirectoryError, PyOSError,
-    PyRuntimeError, PyValueError,
+    PyBlockingIOError, PyFileExistsError, PyFileNotFoundError, PyMemoryError,
+    PyNotADirectoryError, PyOSError, PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 use urikey::engine::store::{Access, SeenStore, StoreError};
@@ -89,38 +89,57 @@ fn store_error(e: StoreError) -> PyErr {
             Some(code) => PyOSError::new_err((code, message, dir.to_string_lossy().into_owned())),
             None => PyOSError::new_err(message),
         },
-        // The rest name the store (or its damaged file) as `filename`, as
-        // an OSError of the file system would.
-        StoreError::NotAStore { ref dir, .. } => {
-            let err = if !dir.exists() {
-                PyFileNotFoundError::new_err(message)
-            } else if !dir.is_dir() {
-                PyNotADirectoryError::new_err(message)
+        // Where the file system has the word for it, an OSError of its
+        // kind, with `errno`, `strerror` and the store as `filename`.
+        StoreError::NotAStore {
+            ref dir,
+            ref why,
+            can_make,
+        } if !dir.is_dir() => {
+            let makes = if can_make {
+                "; opening it to write makes one"
             } else {
-                PyOSError::new_err(message)
+                ""
             };
-            with_filename(err, dir)
+            let strerror = format!("not a seen-store: {why}{makes}");
+            if dir.exists() {
+                os_error::<PyNotADirectoryError>("ENOTDIR", strerror, dir)
+            } else {
+                os_error::<PyFileNotFoundError>("ENOENT", strerror, dir)
+            }
         }
-        StoreError::Exists { ref dir } => with_filename(PyFileExistsError::new_err(message), dir),
-        StoreError::Corrupt { ref path, .. } | StoreError::NewerFormat { ref path, .. } => {
-            with_filename(PyOSError::new_err(message), path)
-        }
-        StoreError::Locked { ref dir, .. } | StoreError::ReadOnly { ref dir } => {
-            with_filename(PyOSError::new_err(message), dir)
-        }
+        StoreError::Exists { ref dir } => os_error::<PyFileExistsError>(
+            "EEXIST",
+            "not empty: a new seen-store needs a new or empty directory".to_owned(),
+            dir,
+        ),
+        StoreError::Locked {
+            ref dir,
+            ref holder,
+        } => os_error::<PyBlockingIOError>(
+            "EAGAIN",
+            format!(
+                "seen-store locked by another writer ({holder}); one writer at a time \
+                 (read-only use needs no lock)"
+            ),
+            dir,
+        ),
+        // The rest are no file system's errors: their message names the
+        // store's directory or its damaged file.
         _ => PyOSError::new_err(message),
     }
 }
 
-/// `err` with its `filename` attribute set to `path`.
-fn with_filename(err: PyErr, path: &std::path::Path) -> PyErr {
-    Python::with_gil(|py| {
-        // Setting an attribute of a fresh OSError cannot fail.
-        let _ = err
-            .value(py)
-            .setattr("filename", path.to_string_lossy().into_owned());
+/// An `OSError` of class `E` as the file system raises one: `errno` (by its
+/// name in Python's `errno` module), `strerror`, and `path` as `filename`.
+fn os_error<E: pyo3::PyTypeInfo>(errno: &str, strerror: String, path: &std::path::Path) -> PyErr {
+    let code = Python::with_gil(|py| {
+        py.import("errno")
+            .and_then(|m| m.getattr(errno))
+            .and_then(|c| c.extract::<i32>())
+            .ok()
     });
-    err
+    PyErr::new::<E, _>((code, strerror, path.to_string_lossy().into_owned()))
 }
 
 fn closed() -> PyErr {

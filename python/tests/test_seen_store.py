@@ -75,18 +75,21 @@ def test_os_errors_carry_errno_and_filename(tmp_path: Path) -> None:
 
 
 def test_store_errors_name_the_store_and_no_command(tmp_path: Path) -> None:
-    # A store that cannot be used says which one, as `filename`, and how
-    # to go on in words that hold for Python (no `urikey state ...`).
+    # A store that cannot be used says which one, as `filename` where the
+    # file system has an errno for it, and how to go on in words that hold
+    # for Python (no `urikey state ...`).
     missing = tmp_path / "missing"
     with pytest.raises(FileNotFoundError) as caught:
         urikey.SeenStore(missing, create=False)
+    assert caught.value.errno == errno.ENOENT
     assert caught.value.filename == str(missing)
     assert "opening it to write makes one" in str(caught.value)
 
     path = tmp_path / "seen"
     writer = urikey.SeenStore(path)
-    with pytest.raises(OSError, match="locked") as locked:
+    with pytest.raises(BlockingIOError, match="locked") as locked:
         urikey.SeenStore(path)
+    assert locked.value.errno == errno.EAGAIN
     assert locked.value.filename == str(path)
     writer.add(["http://a.example/"])
     writer.commit()
@@ -98,9 +101,9 @@ def test_store_errors_name_the_store_and_no_command(tmp_path: Path) -> None:
     run.write_bytes(bytes(data))
     with pytest.raises(OSError, match="damaged") as damaged:
         urikey.SeenStore(path, readonly=True).contains(["http://a.example/"])
-    assert damaged.value.filename == str(run)
-    for caught_error in (caught, locked, damaged):
-        assert "urikey state" not in str(caught_error.value)
+    assert str(run) in str(damaged.value)
+    for error in (caught, locked, damaged):
+        assert "urikey state" not in str(error.value)
 
 
 def test_same_answers_as_a_deduplicator(tmp_path: Path) -> None:
