@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::{
-    PyBlockingIOError, PyFileExistsError, PyFileNotFoundError, PyMemoryError,
-    PyNotADirectoryError, PyOSError, PyRuntimeError, PyValueError,
+    PyBlockingIOError, PyFileExistsError, PyFileNotFoundError, PyMemoryError, PyNotADirectoryError,
+    PyOSError, PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 use urikey::engine::store::{Access, SeenStore, StoreError};
