@@ -91,9 +91,10 @@
 // The rooms, along the data's way: bytes in (`input`: opening, mapping,
 // decompression, chunks of lines, the formats' readers), keys and their
 // insertion (`batch`), the seen-sets (`seen`), bytes out (`output`); the
-// run that drives them (`run`), its spill past memory (`spill`) and the
-// seen-store across runs (`store`, consulted through `prior`; `redis`, a
-// seen-set in Redis shared by many clients, one too).
+// pipeline of a run that drives them (`pipeline`), its spill past memory
+// (`spill`) and the seen-store across runs (`store`, consulted through
+// `prior`, fed batch by batch through `batched_store`; `redis`, a seen-set
+// in Redis shared by many clients, one too).
 mod batch;
 mod batched_store;
 mod config;
