@@ -113,40 +113,60 @@ impl BatchedStore {
     /// answers the same, and holds the new keys in memory only.
     ///
     /// # Errors
-    /// [`BatchError::OverLimit`] (nothing was added), or
-    /// [`BatchError::Store`] when the store cannot be read or the additions
-    /// cannot be written.
+    /// [`BatchError::OverLimit`] (nothing was added);
+    /// [`BatchError::Store`] when the store cannot be read (nothing was
+    /// added) or the additions cannot be written (then the keys added since
+    /// the last commit are forgotten, new again to later batches: never
+    /// "seen" without being stored).
     pub fn add_fingerprints(&mut self, fps: &[u128]) -> Result<Vec<bool>, BatchError> {
-        let first = self
-            .pending
-            .add_fingerprints(fps)
-            .map_err(BatchError::OverLimit)?;
-        let firsts: Vec<u128> = fps
+        // What can fail comes before what changes anything: a batch that
+        // fails leaves no key "seen" that the next commit would not store.
+        let candidate: Vec<bool> = fps
             .iter()
-            .zip(&first)
-            .filter(|(_, f)| **f)
+            .map(|fp| !self.pending.contains_fingerprint(*fp))
+            .collect();
+        let asked: Vec<u128> = fps
+            .iter()
+            .zip(&candidate)
+            .filter(|(_, c)| **c)
             .map(|(fp, _)| *fp)
             .collect();
         let known = self
             .store
-            .contains_each(&firsts)
+            .contains_each(&asked)
             .map_err(BatchError::Store)?;
-        let new: Vec<u128> = firsts
+        let first = self
+            .pending
+            .add_fingerprints(fps)
+            .map_err(BatchError::OverLimit)?;
+        // A first sighting was a candidate: the store's answers are in
+        // the candidates' order.
+        let mut answers = known.iter();
+        let new_at: Vec<bool> = candidate
             .iter()
-            .zip(&known)
-            .filter(|(_, k)| !**k)
+            .zip(&first)
+            .map(|(&c, &f)| {
+                let known = c && answers.next().copied().unwrap_or(false);
+                f && !known
+            })
+            .collect();
+        let new: Vec<u128> = fps
+            .iter()
+            .zip(&new_at)
+            .filter(|(_, n)| **n)
             .map(|(fp, _)| *fp)
             .collect();
         if let Some(a) = self.additions.as_mut() {
-            a.push(&new).map_err(BatchError::Store)?;
+            if let Err(e) = a.push(&new) {
+                // These keys are in `pending` but maybe not in the
+                // additions: forget them all (new again, never lost).
+                self.pending =
+                    SeenSet::new(self.keyer.clone()).with_memory_limit(self.memory_limit);
+                return Err(BatchError::Store(e));
+            }
         }
         self.added += new.len() as u64;
-        // Each first sighting in order, answered by the store.
-        let mut answers = known.iter();
-        Ok(first
-            .iter()
-            .map(|&f| f && answers.next().is_some_and(|k| !k))
-            .collect())
+        Ok(new_at)
     }
 
     /// True at each fingerprint the store holds or that was added since the
@@ -209,11 +229,16 @@ mod tests {
             b.add_fingerprints(&[8, 10, 10]).unwrap(),
             [false, true, false]
         );
+        // A committed key twice, a pending one, a new one twice.
+        assert_eq!(
+            b.add_fingerprints(&[7, 7, 10, 12, 12]).unwrap(),
+            [false, false, false, true, false]
+        );
         assert_eq!(
             b.contains_fingerprints(&[7, 10, 11]).unwrap(),
             [true, true, false]
         );
-        assert_eq!(b.len(), 4);
+        assert_eq!(b.len(), 5);
         drop(b);
 
         // Read-only: answers as a writer would, holds the new keys in
