@@ -114,59 +114,51 @@ impl BatchedStore {
     ///
     /// # Errors
     /// [`BatchError::OverLimit`] (nothing was added);
-    /// [`BatchError::Store`] when the store cannot be read (nothing was
-    /// added) or the additions cannot be written (then the keys added since
-    /// the last commit are forgotten, new again to later batches: never
-    /// "seen" without being stored).
+    /// [`BatchError::Store`] when the store cannot be read or the additions
+    /// cannot be written: then the keys added since the last commit are
+    /// forgotten, new again to later batches (never "seen" without being
+    /// stored).
     pub fn add_fingerprints(&mut self, fps: &[u128]) -> Result<Vec<bool>, BatchError> {
-        // What can fail comes before what changes anything: a batch that
-        // fails leaves no key "seen" that the next commit would not store.
-        let candidate: Vec<bool> = fps
-            .iter()
-            .map(|fp| !self.pending.contains_fingerprint(*fp))
-            .collect();
-        let asked: Vec<u128> = fps
-            .iter()
-            .zip(&candidate)
-            .filter(|(_, c)| **c)
-            .map(|(fp, _)| *fp)
-            .collect();
-        let known = self
-            .store
-            .contains_each(&asked)
-            .map_err(BatchError::Store)?;
         let first = self
             .pending
             .add_fingerprints(fps)
             .map_err(BatchError::OverLimit)?;
-        // A first sighting was a candidate: the store's answers are in
-        // the candidates' order.
-        let mut answers = known.iter();
-        let new_at: Vec<bool> = candidate
+        let firsts: Vec<u128> = fps
             .iter()
             .zip(&first)
-            .map(|(&c, &f)| {
-                let known = c && answers.next().copied().unwrap_or(false);
-                f && !known
-            })
+            .filter(|(_, f)| **f)
+            .map(|(fp, _)| *fp)
             .collect();
-        let new: Vec<u128> = fps
+        let known = match self.store.contains_each(&firsts) {
+            Ok(known) => known,
+            Err(e) => return Err(self.forget_pending(e)),
+        };
+        let new: Vec<u128> = firsts
             .iter()
-            .zip(&new_at)
-            .filter(|(_, n)| **n)
+            .zip(&known)
+            .filter(|(_, k)| !**k)
             .map(|(fp, _)| *fp)
             .collect();
         if let Some(a) = self.additions.as_mut() {
             if let Err(e) = a.push(&new) {
-                // These keys are in `pending` but maybe not in the
-                // additions: forget them all (new again, never lost).
-                self.pending =
-                    SeenSet::new(self.keyer.clone()).with_memory_limit(self.memory_limit);
-                return Err(BatchError::Store(e));
+                return Err(self.forget_pending(e));
             }
         }
         self.added += new.len() as u64;
-        Ok(new_at)
+        // Each first sighting in order, answered by the store.
+        let mut answers = known.iter();
+        Ok(first
+            .iter()
+            .map(|&f| f && answers.next().is_some_and(|k| !k))
+            .collect())
+    }
+
+    /// After a batch failed half way: the keys added since the last commit
+    /// are forgotten, so that none is "seen" that the next commit would not
+    /// store (those already in the additions are still committed).
+    fn forget_pending(&mut self, e: StoreError) -> BatchError {
+        self.pending = SeenSet::new(self.keyer.clone()).with_memory_limit(self.memory_limit);
+        BatchError::Store(e)
     }
 
     /// True at each fingerprint the store holds or that was added since the
