@@ -254,6 +254,9 @@ impl PySeenStore {
     ///     ValueError: the store is closed.
     ///     MemoryError: the keys added since the last commit would pass
     ///         `memory_limit` (commit, then add again).
+    ///     OSError: the store could not be read, or the keys not set aside
+    ///         for the commit: the keys added since the last commit are
+    ///         forgotten (new again to the next `add`).
     ///
     /// Example:
     ///     >>> s = urikey.SeenStore("seen", "crawl")
@@ -327,6 +330,9 @@ impl PySeenStore {
     ///         its index; nothing was added), or the store is closed.
     ///     MemoryError: the keys added since the last commit would pass
     ///         `memory_limit` (commit, then add again).
+    ///     OSError: the store could not be read, or the keys not set aside
+    ///         for the commit: the keys added since the last commit are
+    ///         forgotten (new again to the next `add`).
     ///
     /// Example:
     ///     >>> s = urikey.SeenStore("seen", "crawl")
