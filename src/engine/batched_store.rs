@@ -247,6 +247,41 @@ mod tests {
     }
 
     #[test]
+    fn batched_store_forgets_pending_keys_when_a_batch_fails_on_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let config: KeyConfig = "rfc".parse().unwrap();
+        let store = SeenStore::create(dir.path(), &config).unwrap();
+        let mut b = BatchedStore::new(store, config.keyer(), None);
+        let fps: Vec<u128> = (1..=1000u128)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835))
+            .collect();
+        b.add_fingerprints(&fps).unwrap();
+        b.commit().unwrap();
+        drop(b);
+        // Every stored key damaged: a lookup fails its block's checksum.
+        let run = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|x| x == "ukr"))
+            .unwrap();
+        let mut bytes = std::fs::read(&run).unwrap();
+        for b in &mut bytes[64..64 + 16 * 1000] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&run, bytes).unwrap();
+        let store = SeenStore::open(dir.path(), Access::Write).unwrap();
+        let mut b = BatchedStore::new(store, config.keyer(), None);
+        let seven = 7u128.wrapping_mul(0x0123_4567_89ab_cdef_0123_4567_89ab_cdef);
+        assert!(matches!(
+            b.add_fingerprints(&[seven]),
+            Err(BatchError::Store(StoreError::Corrupt { .. }))
+        ));
+        // Not "seen" without being stored: the next batch asks again.
+        assert!(b.pending.is_empty());
+        assert_eq!(b.len(), 1000);
+    }
+
+    #[test]
     fn batched_store_refuses_a_batch_over_its_memory_limit_whole() {
         let dir = tempfile::tempdir().unwrap();
         let config: KeyConfig = "rfc".parse().unwrap();
