@@ -143,11 +143,22 @@ impl Manifest {
         if lines.next() != Some(FIRST_LINE) {
             return Err(bad("not a seen-store manifest"));
         }
-        // The format comes first: it decides how the lines after it read.
+        // The format comes first: it decides how the lines after it read,
+        // so a newer one is named before any of them is.
         let format = match lines.next().and_then(|l| l.strip_prefix("format ")) {
             Some(f) => f.parse::<u64>().map_err(|_| bad("bad number"))?,
             None => return Err(bad("no format line")),
         };
+        if format < OLDEST_FORMAT {
+            return Err(bad("unknown format"));
+        }
+        if format > u64::from(STORE_FORMAT) {
+            return Err(StoreError::NewerFormat {
+                path: path.to_owned(),
+                found: u32::try_from(format).unwrap_or(u32::MAX),
+                supported: STORE_FORMAT,
+            });
+        }
         let mut m = Manifest {
             key_version: 0,
             identity: Identity::default(),
@@ -210,20 +221,12 @@ impl Manifest {
                 _ => {}
             }
         }
-        match format {
-            f if f < OLDEST_FORMAT => Err(bad("unknown format")),
-            f if f > u64::from(STORE_FORMAT) => Err(StoreError::NewerFormat {
-                path: path.to_owned(),
-                found: u32::try_from(f).unwrap_or(u32::MAX),
-                supported: STORE_FORMAT,
-            }),
-            _ => match key_version {
-                Some(v) if !m.identity.is_empty() => {
-                    m.key_version = v;
-                    Ok(m)
-                }
-                _ => Err(bad("no key configuration")),
-            },
+        match key_version {
+            Some(v) if !m.identity.is_empty() => {
+                m.key_version = v;
+                Ok(m)
+            }
+            _ => Err(bad("no key configuration")),
         }
     }
 
@@ -402,6 +405,12 @@ mod tests {
         let body = &text[..body_end];
         let text = format!("{body}checksum {:016x}\n", xxh3_64(body.as_bytes()));
         let e = Manifest::decode(Path::new("M"), &text).unwrap_err();
+        assert!(matches!(e, StoreError::NewerFormat { found: 9, .. }), "{e}");
+        // Named even when its lines read otherwise (a run line of more
+        // fields): a newer urikey is what reads it, not a sign of damage.
+        let body = body.replace(" 0000000000000007\n", " 0000000000000007 extra\n");
+        assert!(body.contains(" extra\n"));
+        let e = Manifest::decode(Path::new("M"), &resealed(&body)).unwrap_err();
         assert!(matches!(e, StoreError::NewerFormat { found: 9, .. }), "{e}");
     }
 
