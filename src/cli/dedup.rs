@@ -363,6 +363,7 @@ pub fn run(args: DedupArgs) -> anyhow::Result<Exit> {
             readonly,
             args.memory_limit,
             args.state_buffer,
+            engine::worker_threads(args.threads),
         )
     })
     .transpose()?;

@@ -39,6 +39,10 @@ pub struct RedisStateReport {
     commit_time: Duration,
 }
 
+/// Most connections a run makes to its set: past the cores of one machine
+/// more only cost Redis a client each.
+const MAX_CONNECTIONS: usize = 16;
+
 impl RedisState {
     /// True when the run's new keys are added at its end (not read-only).
     pub fn commits(&self) -> bool {
@@ -50,8 +54,15 @@ impl RedisState {
         shown(&self.url)
     }
 
-    /// Opens (or makes, for writing) the set at `url` for keys of `config`.
-    pub fn open(url: &str, config: &KeyConfig, readonly: bool) -> anyhow::Result<Self> {
+    /// Opens (or makes, for writing) the set at `url` for keys of `config`,
+    /// with a connection for each of the run's `threads` (at most
+    /// [`MAX_CONNECTIONS`]).
+    pub fn open(
+        url: &str,
+        config: &KeyConfig,
+        readonly: bool,
+        threads: usize,
+    ) -> anyhow::Result<Self> {
         let started = Instant::now();
         let open = if readonly {
             Open::Existing
@@ -62,7 +73,11 @@ impl RedisState {
         let keys_before = set.key_count()?;
         let url = set.url().to_owned();
         Ok(Self {
-            session: Arc::new(RedisSession::new(set, !readonly)),
+            session: Arc::new(RedisSession::with_connections(
+                set,
+                !readonly,
+                threads.clamp(1, MAX_CONNECTIONS),
+            )?),
             readonly,
             url,
             keys_before,

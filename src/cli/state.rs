@@ -37,16 +37,20 @@ pub enum StateReport {
 
 impl State {
     /// Opens the store in `dir`, or the Redis set when `dir` is a
-    /// `redis://` URL, for keys of `config`.
+    /// `redis://` URL (a connection to it for each of the run's `threads`),
+    /// for keys of `config`.
     pub fn open(
         dir: &Path,
         config: &KeyConfig,
         readonly: bool,
         memory_limit: Option<u64>,
         buffer: Option<usize>,
+        threads: usize,
     ) -> anyhow::Result<Self> {
         match dir.to_str().filter(|s| is_redis_url(s)) {
-            Some(url) => Ok(State::Redis(RedisState::open(url, config, readonly)?)),
+            Some(url) => Ok(State::Redis(RedisState::open(
+                url, config, readonly, threads,
+            )?)),
             None => Ok(State::Disk(DiskState::open(
                 dir,
                 config,

@@ -69,6 +69,15 @@ pub struct SpillHooks {
     pub fail_after_bytes: Option<u64>,
 }
 
+/// The worker threads a run of `threads` makes (0: one per core).
+pub fn worker_threads(threads: usize) -> usize {
+    if threads == 0 {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        threads
+    }
+}
+
 /// Default `chunk_size`: 768 KiB. Three batches of chunks are in flight
 /// with their line records and keys (24 chunks with 2 threads), so this
 /// sets the fixed working set: about 43 MiB with 2 threads, for the same

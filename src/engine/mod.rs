@@ -126,8 +126,8 @@ pub use batched_store::{BatchError, BatchedStore};
 #[cfg(feature = "__internal-testing")]
 pub use config::SpillHooks;
 pub use config::{
-    parse_format, Config, ConfigBuilder, ConfigError, DEFAULT_CHUNK_BYTES, MAX_CHUNK_BYTES,
-    MAX_THREADS,
+    parse_format, worker_threads, Config, ConfigBuilder, ConfigError, DEFAULT_CHUNK_BYTES,
+    MAX_CHUNK_BYTES, MAX_THREADS,
 };
 pub use error::Error;
 pub use input::{rejects_would_replace, Input, MmapChoice, SharedBytes};

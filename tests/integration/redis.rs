@@ -260,12 +260,63 @@ fn redis_cluster_claims_spread_over_the_masters() {
     let nodes = cluster();
     let url = nodes[1].url("fleet");
     claims_are_exactly_once(&url, Some(1 << 25));
+    session_lookups_across_connections(&nodes[0].url("run"));
     let info = open(&url, 0).info().unwrap();
     assert_eq!(info.nodes.len(), 3);
     for n in &nodes {
         let keys: u64 = n.cli(&["DBSIZE"]).trim().parse().unwrap();
         assert!(keys > 1000, "a master holds {keys} keys");
     }
+}
+
+/// A run's lookups from several threads, each on a connection of its own
+/// opened before a grow (so each follows the tombstones), in batches of
+/// one (SISMEMBER) and of many (SMISMEMBER), answer as one client would.
+fn session_lookups_across_connections(url: &str) {
+    let held = fps(0..3000);
+    open(url, 1000).add_all(&held).unwrap();
+    let session = RedisSession::with_connections(open(url, 1000), true, 3).unwrap();
+    assert_eq!(session.connections(), 3);
+    grow(&RedisUrl::parse(url).unwrap(), 1 << 25).unwrap();
+    let mut asked: Vec<(u128, bool)> = fps(0..6000)
+        .into_iter()
+        .enumerate()
+        .map(|(i, fp)| (fp, i < 3000))
+        .collect();
+    asked.sort_unstable();
+    let session = Arc::new(session);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (session, asked) = (session.clone(), asked.clone());
+            std::thread::spawn(move || {
+                for (b, batch) in asked.chunks(if t % 2 == 0 { 1 } else { 250 }).enumerate() {
+                    if b % 4 != t {
+                        continue;
+                    }
+                    let fps: Vec<u128> = batch.iter().map(|p| p.0).collect();
+                    let mut found = vec![false; fps.len()];
+                    session.contains_sorted(&fps, &mut found).unwrap();
+                    let want: Vec<bool> = batch.iter().map(|p| p.1).collect();
+                    assert_eq!(found, want);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    session.add_new(&fps(3000..4000)).unwrap();
+    let c = session.commit().unwrap();
+    assert_eq!((c.added, c.taken_meanwhile, c.keys), (1000, 0, 4000));
+}
+
+#[test]
+fn redis_run_lookups_on_several_connections_follow_a_grow() {
+    if !have_redis("redis_run_lookups_on_several_connections_follow_a_grow") {
+        return;
+    }
+    let s = Server::start(&[]);
+    session_lookups_across_connections(&s.url("run"));
 }
 
 #[test]

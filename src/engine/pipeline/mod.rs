@@ -59,11 +59,7 @@ pub fn run(
     }
     let names: Vec<String> = inputs.iter().map(Input::name).collect();
     let total: Option<u64> = inputs.iter().map(Input::size_hint).sum();
-    let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-    } else {
-        config.threads
-    };
+    let threads = crate::engine::worker_threads(config.threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .thread_name(|i| format!("urikey-worker-{i}"))

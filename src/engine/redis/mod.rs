@@ -209,6 +209,20 @@ impl RedisSeenSet {
         Self::open(Box::new(client), u.name(), config, open)
     }
 
+    /// Another connection to this set (the same meta as last read), or
+    /// `None` when its transport cannot make one.
+    ///
+    /// # Errors
+    /// A failure to connect.
+    pub fn another(&self) -> Option<Result<Self, RedisSetError>> {
+        let t = self.t.reconnect()?;
+        Some(t.map(|t| Self {
+            t,
+            layout: self.layout.clone(),
+            meta: self.meta.clone(),
+        }))
+    }
+
     /// The URL without the password.
     pub fn url(&self) -> &str {
         self.t.url()
@@ -271,16 +285,34 @@ impl RedisSeenSet {
         Ok(out)
     }
 
+    /// Whether the set holds each of `fps`, which are sorted, into `found`.
+    ///
+    /// # Errors
+    /// As [`contains_each`](Self::contains_each).
+    pub fn contains_sorted(
+        &mut self,
+        fps: &[u128],
+        found: &mut [bool],
+    ) -> Result<(), RedisSetError> {
+        debug_assert!(fps.is_sorted() && fps.len() == found.len());
+        found.fill(false);
+        self.exec_contains(fps, (0..fps.len()).collect(), found)
+    }
+
     /// Adds `fps` (any order, repeats allowed) in grouped commands, without
     /// saying which were new; returns how many were.
     ///
     /// # Errors
     /// As [`add_each`](Self::add_each).
     pub fn add_all(&mut self, fps: &[u128]) -> Result<u64, RedisSetError> {
-        let mut order: Vec<usize> = (0..fps.len()).collect();
-        order.sort_unstable_by_key(|&i| fps[i]);
+        // The values sorted rather than their places (which reads them at
+        // random).
+        let mut sorted = fps.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let order: Vec<usize> = (0..sorted.len()).collect();
         let mut added = 0u64;
-        self.exec(fps, order, Kind::AddGrouped, |_, n| {
+        self.exec(&sorted, order, Kind::AddGrouped, |_, n| {
             added += n as u64;
         })?;
         Ok(added)
@@ -294,18 +326,15 @@ impl RedisSeenSet {
         order: Vec<usize>,
         out: &mut [bool],
     ) -> Result<(), RedisSetError> {
-        let mut flags: Vec<(Vec<usize>, Vec<i64>)> = Vec::new();
-        self.exec_with(fps, order, Kind::Contains, |idx, reply| {
-            if let Reply::Ints(v) = reply {
-                flags.push((idx.to_vec(), v));
+        self.exec_with(fps, order, Kind::Contains, |idx, reply| match reply {
+            Reply::Ints(v) => {
+                for (&i, f) in idx.iter().zip(v) {
+                    out[i] = f == 1;
+                }
             }
-        })?;
-        for (idx, v) in flags {
-            for (i, f) in idx.into_iter().zip(v) {
-                out[i] = f == 1;
-            }
-        }
-        Ok(())
+            Reply::Int(f) if idx.len() == 1 => out[idx[0]] = f == 1,
+            _ => {}
+        })
     }
 
     /// Runs claims or grouped adds, each reply an integer.
@@ -344,31 +373,50 @@ impl RedisSeenSet {
         let members: Vec<i64> = fps.iter().map(|&fp| self.layout.member(fp)).collect();
         let mut levels = vec![self.meta.level(); fps.len()];
         let mut followed = false;
+        // One buffer for a batch's keys, its members in command order, and
+        // each command's share of both: no allocation a command.
+        let mut keys = String::new();
+        let mut ordered: Vec<i64> = Vec::new();
+        let mut commands: Vec<Command> = Vec::new();
         for _hop in 0..=MAX_HOPS {
             if order.is_empty() {
                 break;
             }
             // Commands: one per fingerprint, or one per run of a bucket.
-            let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-            for &i in &order {
-                let key = self.layout.key_of(fps[i], levels[i]);
-                match groups.last_mut() {
-                    Some((k, idx)) if kind != Kind::Claim && *k == key && idx.len() < GROUP => {
-                        idx.push(i);
+            keys.clear();
+            ordered.clear();
+            commands.clear();
+            for (at, &i) in order.iter().enumerate() {
+                let (level, bucket) = (levels[i], Layout::bucket(fps[i], levels[i]));
+                ordered.push(members[i]);
+                match commands.last_mut() {
+                    Some(c)
+                        if kind != Kind::Claim
+                            && (c.level, c.bucket) == (level, bucket)
+                            && c.at.len() < GROUP =>
+                    {
+                        c.at.end = at + 1;
                     }
-                    _ => groups.push((key, vec![i])),
+                    _ => {
+                        let from = keys.len();
+                        self.layout.push_key(&mut keys, level, bucket);
+                        commands.push(Command {
+                            level,
+                            bucket,
+                            key: from..keys.len(),
+                            at: at..at + 1,
+                        });
+                    }
                 }
             }
-            let group_members: Vec<Vec<i64>> = groups
+            let ops: Vec<Op<'_>> = commands
                 .iter()
-                .map(|(_, idx)| idx.iter().map(|&i| members[i]).collect())
-                .collect();
-            let ops: Vec<Op<'_>> = groups
-                .iter()
-                .zip(&group_members)
-                .map(|((key, _), m)| match kind {
-                    Kind::Contains => Op::Contains { key, members: m },
-                    Kind::Claim | Kind::AddGrouped => Op::Add { key, members: m },
+                .map(|c| {
+                    let (key, members) = (&keys[c.key.clone()], &ordered[c.at.clone()]);
+                    match kind {
+                        Kind::Contains => Op::Contains { key, members },
+                        Kind::Claim | Kind::AddGrouped => Op::Add { key, members },
+                    }
                 })
                 .collect();
             let replies = self.t.run(&ops)?;
@@ -386,7 +434,7 @@ impl RedisSeenSet {
                         message,
                     ));
                 }
-                each(&groups[g].1, reply);
+                each(&order[commands[g].at.clone()], reply);
             }
             if moved.is_empty() {
                 order.clear();
@@ -394,12 +442,12 @@ impl RedisSeenSet {
             }
             followed = true;
             // Where the moved buckets went.
-            let mut keys: Vec<&str> = moved.iter().map(|&g| groups[g].0.as_str()).collect();
-            keys.dedup();
-            let gets: Vec<Op<'_>> = keys.iter().map(|key| Op::Get { key }).collect();
+            let mut moved_keys: Vec<&str> = moved.iter().map(|&g| ops[g].key()).collect();
+            moved_keys.dedup();
+            let gets: Vec<Op<'_>> = moved_keys.iter().map(|key| Op::Get { key }).collect();
             let values = self.t.run(&gets)?;
             let mut to = std::collections::HashMap::new();
-            for (key, v) in keys.iter().zip(values) {
+            for (key, v) in moved_keys.iter().zip(values) {
                 let level = match v {
                     Reply::Value(Some(v)) => Layout::parse_tombstone(&v),
                     _ => None,
@@ -407,20 +455,20 @@ impl RedisSeenSet {
                 let from = self.layout.parse_key(key).map_or(0, |(l, _)| l);
                 match level {
                     Some(l) if l > from => {
-                        to.insert(key.to_string(), l);
+                        to.insert(*key, l);
                     }
                     _ => {
                         return Err(RedisSetError::WrongType {
                             url: self.t.url().to_owned(),
-                            key: key.to_string(),
+                            key: (*key).to_owned(),
                         })
                     }
                 }
             }
             let mut next = Vec::new();
             for &g in &moved {
-                let level = to[&groups[g].0];
-                for &i in &groups[g].1 {
+                let level = to[ops[g].key()];
+                for &i in &order[commands[g].at.clone()] {
                     levels[i] = level;
                     next.push(i);
                 }
@@ -428,6 +476,7 @@ impl RedisSeenSet {
             if kind != Kind::Claim {
                 next.sort_unstable_by_key(|&i| fps[i]);
             }
+            drop(ops);
             order = next;
         }
         if !order.is_empty() {
@@ -582,6 +631,15 @@ impl RedisSeenSet {
         let _ = started;
         Ok(Ok(n))
     }
+}
+
+/// One command of a batch: its bucket, its key in the batch's key buffer,
+/// and its fingerprints' places in the batch's order.
+struct Command {
+    level: u32,
+    bucket: u64,
+    key: std::ops::Range<usize>,
+    at: std::ops::Range<usize>,
 }
 
 /// What the commands of a batch do.

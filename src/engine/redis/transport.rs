@@ -15,7 +15,9 @@ pub enum Op<'a> {
         /// The members.
         members: &'a [i64],
     },
-    /// `SMISMEMBER key members...`: [`Reply::Ints`], 1 for each held.
+    /// `SMISMEMBER key members...`: [`Reply::Ints`], 1 for each held; a
+    /// transport may send one member as `SISMEMBER` and answer
+    /// [`Reply::Int`].
     Contains {
         /// The bucket.
         key: &'a str,
@@ -118,6 +120,15 @@ pub trait Transport: Send + std::fmt::Debug {
     /// # Errors
     /// A failure of the connection or an error reply.
     fn set_keys(&mut self, pattern: &str) -> Result<Vec<String>, RedisSetError>;
+
+    /// Another connection to the same Redis, for a thread of its own;
+    /// `None` when the transport cannot make one (a client it was given).
+    ///
+    /// # Errors
+    /// A failure to connect.
+    fn reconnect(&self) -> Option<Result<Box<dyn Transport>, RedisSetError>> {
+        None
+    }
 }
 
 /// The value of `field` in the text of `INFO`.
